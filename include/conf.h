@@ -1,0 +1,228 @@
+/*
+ * conf.h - the parsed configuration: options, sets and hook blocks, exactly
+ * as the user wrote them (an AST). conf_load() fills a fresh object; nothing
+ * here is global. policy.c compiles the hook blocks into a struct policy.
+ */
+#ifndef NFQD_CONF_H
+#define NFQD_CONF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define NFQD_DEFAULT_CONFIG	"/etc/nfqd/nfqd.conf"
+#define NFQD_DEFAULT_STATS	"/run/nfqd/stats"
+#define NFQD_DEFAULT_SOCKET	"/run/nfqd/nfqd.sock"
+#define NFQD_MAX_QUEUES		1024	/* most queues one daemon binds */
+#define NFQD_MAX_ERRORS		20	/* errors reported per file */
+
+/* Where something was written: for "FILE:LINE:COL: message". */
+struct conf_loc {
+	const char *file;	/* owned by struct conf (files[]) */
+	unsigned line;		/* 1-based */
+	unsigned col;		/* 1-based */
+};
+
+enum queues_mode {
+	QUEUES_AUTO,		/* one per online CPU, from queue-base */
+	QUEUES_COUNT,		/* "queues N": N queues from queue-base */
+	QUEUES_LIST,		/* "A-B" or "{ 0, 2, 5-7 }": explicit numbers */
+};
+
+struct conf_range {
+	uint32_t lo, hi;	/* inclusive; lo == hi for one value */
+};
+
+struct conf_options {
+	enum queues_mode queues_mode;
+	unsigned queues_count;			/* QUEUES_COUNT */
+	struct conf_range *queue_list;		/* QUEUES_LIST */
+	unsigned n_queue_list;
+	uint16_t queue_base;			/* 0 */
+	uint32_t queue_maxlen;			/* 4096 */
+	uint32_t copy_range;			/* 256, at most 65531 */
+	bool fail_open;				/* no */
+	bool gso;				/* yes */
+	uint32_t batch;				/* 64, 1..1024 */
+	uint64_t rcvbuf;			/* 16M */
+	bool cpu_pin;				/* yes */
+	char *stats_file;			/* NFQD_DEFAULT_STATS */
+	uint32_t stats_interval;		/* 1 (seconds, >= 1) */
+	char *control_socket;			/* NFQD_DEFAULT_SOCKET */
+	int log_level;				/* enum log_level, info */
+	char *user;				/* NULL: stay root */
+	char *control_group;			/* NULL: socket 0600 */
+	uint32_t bypass_mark;			/* 0x40000000 */
+};
+
+enum set_type {
+	SET_IPV4_ADDR,
+	SET_IPV6_ADDR,
+	SET_INET_SERVICE,
+	SET_IFNAME,
+	SET_MARK,
+};
+
+/*
+ * One value of a match or set. Addresses are always stored as an inclusive
+ * range of 16-byte big-endian addresses (a prefix or single address is
+ * converted at parse time); IPv4 uses bytes 0..3 and leaves the rest zero.
+ */
+enum elem_kind {
+	ELEM_NUM,		/* lo..hi: ports, protocols, types, marks, lengths, ids */
+	ELEM_ADDR,		/* alo..ahi, family AF_INET or AF_INET6 */
+	ELEM_STR,		/* interface name; a trailing '*' is a prefix wildcard */
+};
+
+struct conf_elem {
+	enum elem_kind kind;
+	uint8_t family;			/* ELEM_ADDR: AF_INET / AF_INET6 */
+	uint64_t lo, hi;		/* ELEM_NUM */
+	uint8_t alo[16], ahi[16];	/* ELEM_ADDR */
+	char *str;			/* ELEM_STR */
+	struct conf_loc loc;
+};
+
+struct conf_set {
+	char *name;
+	enum set_type type;
+	bool interval;			/* "flags interval": prefixes/ranges allowed */
+	struct conf_elem *elems;	/* inline "elements = { ... }" */
+	unsigned n_elems;
+	char *file;			/* "file PATH": read by policy_build() */
+	struct conf_loc loc;
+};
+
+enum match_field {
+	MATCH_IP_SADDR,
+	MATCH_IP_DADDR,
+	MATCH_IP6_SADDR,
+	MATCH_IP6_DADDR,
+	MATCH_IP_PROTOCOL,		/* IPv4 protocol field */
+	MATCH_META_L4PROTO,		/* transport protocol, either family */
+	MATCH_TCP_SPORT,
+	MATCH_TCP_DPORT,
+	MATCH_UDP_SPORT,
+	MATCH_UDP_DPORT,
+	MATCH_TCP_FLAGS,		/* flags: all listed bits set */
+	MATCH_ICMP_TYPE,
+	MATCH_ICMPV6_TYPE,
+	MATCH_IIFNAME,			/* packet's INPUT interface */
+	MATCH_OIFNAME,			/* packet's OUTPUT interface */
+	MATCH_META_MARK,		/* elems ELEM_NUM; mask below */
+	MATCH_META_LENGTH,		/* original packet length */
+	MATCH_META_SKUID,
+	MATCH_META_SKGID,
+	MATCH_CT_STATE,			/* flags: CT_STATE_* bits, any listed */
+	MATCH_LIMIT,			/* rate/per_seconds/burst */
+};
+
+/* TCP flag bits as in the TCP header. */
+#define TCPF_FIN	0x01
+#define TCPF_SYN	0x02
+#define TCPF_RST	0x04
+#define TCPF_PSH	0x08
+#define TCPF_ACK	0x10
+#define TCPF_URG	0x20
+
+#define CT_STATE_NEW		0x1
+#define CT_STATE_ESTABLISHED	0x2
+#define CT_STATE_RELATED	0x4
+#define CT_STATE_INVALID	0x8
+
+struct conf_match {
+	enum match_field field;
+	bool negate;			/* "field != value" */
+	char *set_name;			/* "@name", or NULL for inline values */
+	struct conf_elem *elems;	/* inline value(s); a { list } has several */
+	unsigned n_elems;
+	uint32_t mask;			/* MATCH_META_MARK: N/MASK; 0xffffffff if none */
+	uint32_t flags;			/* MATCH_TCP_FLAGS / MATCH_CT_STATE bits */
+	uint32_t rate;			/* MATCH_LIMIT: packets per period */
+	uint32_t per_seconds;		/* MATCH_LIMIT: 1 or 60 */
+	uint32_t burst;			/* MATCH_LIMIT: 0 if not given */
+	struct conf_loc loc;
+};
+
+enum verdict_kind {
+	VERDICT_ACCEPT,
+	VERDICT_DROP,
+	VERDICT_REPEAT,
+	VERDICT_QUEUE,
+};
+
+struct conf_rule {
+	struct conf_match *matches;
+	unsigned n_matches;
+	bool counter;
+	bool log;
+	char *log_prefix;		/* NULL if none */
+	bool mark_set;
+	uint32_t mark;
+	bool bypass;
+	enum verdict_kind verdict;
+	uint16_t queue_num;		/* VERDICT_QUEUE */
+	char *text;			/* normalised text, e.g. "tcp dport 23 drop" */
+	struct conf_loc loc;
+};
+
+/* Netfilter hooks, numbered as the kernel's NF_INET_* (NFQA_PACKET_HDR). */
+enum conf_hook_id {
+	HOOK_PREROUTING = 0,
+	HOOK_INPUT = 1,
+	HOOK_FORWARD = 2,
+	HOOK_OUTPUT = 3,
+	HOOK_POSTROUTING = 4,
+	HOOK_MAX = 5,
+};
+
+struct conf_hook {
+	bool present;			/* a "hook NAME { }" block was written */
+	enum verdict_kind policy;	/* ACCEPT (default) or DROP */
+	struct conf_rule *rules;
+	unsigned n_rules;
+	struct conf_loc loc;
+};
+
+struct conf {
+	char *path;			/* file loaded, or NULL for built-in */
+	struct conf_options opts;
+	struct conf_set *sets;
+	unsigned n_sets;
+	struct conf_hook hooks[HOOK_MAX];
+	char **files;			/* names referenced by conf_loc.file */
+	unsigned n_files;
+};
+
+/* A fresh built-in default configuration (interface.md §1). NULL on ENOMEM. */
+struct conf *conf_default(void);
+
+/*
+ * Parse and check PATH into a fresh *out. Returns 0, or a negative errno
+ * (-ENOENT, -EINVAL for a bad file, ...) and sets *errors to a malloc'd
+ * string of "FILE:LINE:COL: message\n" lines (caller frees). Set files
+ * ("file PATH" inside a set) are read later by policy_build().
+ */
+int conf_load(const char *path, struct conf **out, char **errors);
+
+void conf_free(struct conf *c);
+
+/*
+ * Parse one set element as written in a set file line (address, prefix,
+ * range, port, name, mark) for a set of TYPE. Returns 0 or -EINVAL with a
+ * message (no location) in *msg (malloc'd). Used by set-file loading.
+ */
+int conf_parse_elem(const char *text, enum set_type type, bool interval,
+		    struct conf_elem *out, char **msg);
+
+/* Names for output: "input", "accept", "ipv4_addr", ... */
+const char *conf_hook_name(enum conf_hook_id hook);
+const char *conf_verdict_name(enum verdict_kind v);
+const char *conf_set_type_name(enum set_type t);
+
+/*
+ * Resolve the "queues" option into ascending queue numbers. Returns the
+ * count (> 0) or a negative errno; *out is malloc'd.
+ */
+int conf_queue_numbers(const struct conf_options *o, uint16_t **out);
+
+#endif

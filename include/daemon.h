@@ -1,0 +1,55 @@
+/*
+ * daemon.h - the daemon as a whole: start-up, the main thread's libev loop
+ * (signals, stats timer, control socket), reload and shutdown. Everything
+ * in struct nfqd is owned by the main thread.
+ */
+#ifndef NFQD_DAEMON_H
+#define NFQD_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct ev_loop;
+struct conf;
+struct stats;
+struct ctl;
+
+struct nfqd {
+	struct ev_loop *loop;		/* main thread's loop */
+	const char *config_path;	/* file to (re)load */
+	bool builtin_config;		/* default path absent: built-in used */
+	struct conf *conf;		/* running configuration */
+	uint64_t generation;		/* 1 after start, +1 per reload */
+	double start_time;		/* ev_time() at start */
+	pid_t pid;
+	struct stats *stats;
+	struct ctl *ctl;
+	int exit_code;
+};
+
+/*
+ * Load the config, bind every queue, start workers, stats and control.
+ * Logs one clear line and returns a negative errno on any failure.
+ */
+int nfqd_start(struct nfqd *d, const char *config_path, bool builtin);
+
+/* Run the main loop until SIGTERM/SIGINT, then shut down. Returns the
+ * process exit code. */
+int nfqd_run(struct nfqd *d);
+
+/*
+ * Re-read the config file and apply it: new policy, queues added or
+ * removed, queue options reconfigured. On failure nothing changes and
+ * *errors (malloc'd) holds the messages. Main thread only.
+ */
+int nfqd_reload(struct nfqd *d, char **errors);
+
+/* Zero nfqd's own counters: every queue's and the policy's. */
+void nfqd_counters_reset(struct nfqd *d);
+
+/* Check a config file as "nfqd -t" does: load and compile. 0 if valid;
+ * prints "config OK" or the errors. */
+int nfqd_check_config(const char *path, bool builtin);
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * policy.h - the compiled, immutable policy: per hook and family an
+ * ordered array of compiled rules, sets in hash tables or interval
+ * structures. Built off the packet path from a struct conf, read by every
+ * worker at once without locks; per-rule counters are kept per worker slot.
+ */
+#ifndef NFQD_POLICY_H
+#define NFQD_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "conf.h"
+
+struct pkt;
+struct decision;
+struct policy;
+
+/*
+ * Compile C for NSLOTS worker slots (0..NSLOTS-1). Reads set files.
+ * Returns NULL and sets *errors ("FILE:LINE:COL: message\n" lines,
+ * malloc'd) on failure. Does not keep pointers into C.
+ */
+struct policy *policy_build(const struct conf *c, unsigned nslots,
+			    char **errors);
+void policy_free(struct policy *p);
+
+/*
+ * Judge PKT: first matching rule of its hook and family wins, else the
+ * hook's policy. Runs the rule's statements (counter, log, mark set,
+ * bypass, limit). SLOT is the calling worker's slot; a slot >= NSLOTS is
+ * judged but not counted. Lock-free; callable from any worker at once.
+ */
+void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
+		  struct decision *d);
+
+/* NFQA_CFG_F_* bits the rules need from the kernel (UID_GID, CONNTRACK). */
+uint32_t policy_kernel_flags(const struct policy *p);
+
+/* Introspection for "nfqd-ctl rules" (counters summed over slots). */
+unsigned policy_rule_count(const struct policy *p, enum conf_hook_id h);
+const char *policy_rule_text(const struct policy *p, enum conf_hook_id h,
+			     unsigned i);
+void policy_rule_counters(const struct policy *p, enum conf_hook_id h,
+			  unsigned i, uint64_t *packets, uint64_t *bytes);
+enum verdict_kind policy_hook_policy(const struct policy *p,
+				     enum conf_hook_id h);
+uint64_t policy_policy_packets(const struct policy *p, enum conf_hook_id h);
+
+/* Zero what the counters report (main thread). */
+void policy_counters_reset(struct policy *p);
+
+#endif

@@ -1,0 +1,68 @@
+/*
+ * queue.h - one NFQUEUE worker: its netlink socket, its thread pinned to a
+ * CPU, its own libev loop, buffers and counters. Nothing in here is shared
+ * with another worker; the main thread only reads the counters.
+ */
+#ifndef NFQD_QUEUE_H
+#define NFQD_QUEUE_H
+
+#include <stdint.h>
+
+struct conf_options;
+struct queue;
+
+/* nfqd's own per-queue counters (interface.md §2, columns 10-17). */
+struct queue_counters {
+	uint64_t packets;	/* packets received */
+	uint64_t bytes;		/* original packet lengths */
+	uint64_t accepted;
+	uint64_t dropped;
+	uint64_t other;		/* repeat, queue N */
+	uint64_t batches;	/* verdict sendmsg calls */
+	uint64_t enobufs;
+	uint64_t errors;
+};
+
+/*
+ * Open a netlink socket, bind queue NUM and configure it from O, asking the
+ * kernel for the NFQA_CFG_F_* bits in KFLAGS too (besides fail-open/GSO).
+ * CPU is the CPU to pin the worker to, or -1. SLOT is the worker's index
+ * for per-worker policy counters. Logs the reason and returns a negative
+ * errno on failure (-EPERM: queue bound by another process or no
+ * CAP_NET_ADMIN). Does not start the thread.
+ */
+int queue_open(struct queue **out, uint16_t num, int cpu, unsigned slot,
+	       const struct conf_options *o, uint32_t kflags);
+
+/* Start the worker thread. 0 or negative errno. */
+int queue_start(struct queue *q);
+
+/*
+ * Ask the worker to apply new options (queue-maxlen, copy-range, flags,
+ * batch); it does so between two batches. Main thread only.
+ */
+void queue_reconfigure(struct queue *q, const struct conf_options *o,
+		       uint32_t kflags);
+
+/*
+ * Stop the worker: it stops reading new work after draining what its
+ * socket already holds, gives every received packet its verdict, and
+ * exits; then the queue is unbound. Blocks until done. Main thread only.
+ */
+void queue_stop(struct queue *q);
+
+/* Free a stopped (or never started) queue, closing its socket. */
+void queue_free(struct queue *q);
+
+uint16_t queue_num(const struct queue *q);
+int queue_cpu(const struct queue *q);	/* -1 if not pinned */
+unsigned queue_slot(const struct queue *q);
+
+/* Counters since start or the last queue_counters_reset(). Any thread. */
+void queue_counters_read(const struct queue *q, struct queue_counters *out);
+
+/* Zero what queue_counters_read() reports (a baseline; workers keep
+ * sole ownership of the live counters). Main thread only. */
+void queue_counters_reset(struct queue *q);
+
+#endif

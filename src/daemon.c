@@ -1,0 +1,2 @@
+/* daemon.c - being written (core). */
+extern int nfqd_placeholder_daemon;

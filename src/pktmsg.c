@@ -1,0 +1,2 @@
+/* pktmsg.c - being written (core). */
+extern int nfqd_placeholder_pktmsg;

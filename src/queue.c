@@ -1,0 +1,2 @@
+/* queue.c - being written (core). */
+extern int nfqd_placeholder_queue;

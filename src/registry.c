@@ -1,0 +1,2 @@
+/* registry.c - being written (core). */
+extern int nfqd_placeholder_registry;

@@ -1,0 +1,2 @@
+/* verdict.c - being written (core). */
+extern int nfqd_placeholder_verdict;

@@ -1,0 +1,204 @@
+# tests/lib.sh - shared helpers for nfqd's integration tests.
+#
+# Every test builds its own network namespaces (names carry the test's PID,
+# so tests may run in parallel) and removes them on any exit. Nothing here
+# touches the host's own namespace or firewall.
+#
+# Topology made by ns_setup:
+#   $NS_A (sender, 192.0.2.1 / 2001:db8::1, veth "va")
+#     <-> $NS_B (nfqd host, 192.0.2.2 / 2001:db8::2, veth "vb")
+# Exit code 77 means "skipped"; under CI=true a skip is a failure.
+
+set -u
+
+NFQD=${NFQD:-$(pwd)/nfqd}
+NFQD_CTL=${NFQD_CTL:-$(pwd)/nfqd-ctl}
+TOP_SRCDIR=${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+TOP_BUILDDIR=${TOP_BUILDDIR:-$(pwd)}
+
+TEST_NAME=$(basename "$0" .sh)
+NS_A="nfqd-$$-a"
+NS_B="nfqd-$$-b"
+TMP=$(mktemp -d "/tmp/nfqd-test.$TEST_NAME.XXXXXX")
+NFQD_PID=
+_BG_PIDS=
+
+log() { echo "# $TEST_NAME: $*"; }
+
+fail() {
+	echo "FAIL: $TEST_NAME: $*" >&2
+	if [ -s "$TMP/nfqd.log" ]; then
+		echo "--- nfqd log (last 30 lines) ---" >&2
+		tail -n 30 "$TMP/nfqd.log" >&2
+	fi
+	exit 1
+}
+
+skip() {
+	if [ "${CI:-}" = true ]; then
+		echo "FAIL: $TEST_NAME: skipped in CI: $*" >&2
+		exit 1
+	fi
+	echo "SKIP: $TEST_NAME: $*" >&2
+	exit 77
+}
+
+cleanup() {
+	local rc=$?
+	set +e
+	for p in $NFQD_PID $_BG_PIDS; do
+		kill "$p" 2>/dev/null
+	done
+	for p in $NFQD_PID $_BG_PIDS; do
+		kill -CONT "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	ip netns del "$NS_A" 2>/dev/null
+	ip netns del "$NS_B" 2>/dev/null
+	if [ $rc -eq 0 ] || [ -z "${KEEP_TMP:-}" ]; then
+		rm -rf "$TMP"
+	fi
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+require_root() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
+	ip netns add "nfqd-$$-probe" 2>/dev/null || skip "cannot create network namespaces"
+	ip netns del "nfqd-$$-probe"
+}
+
+require_cmd() {
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || skip "needs $c"
+	done
+}
+
+# Run a command inside namespace A or B.
+in_a() { ip netns exec "$NS_A" "$@"; }
+in_b() { ip netns exec "$NS_B" "$@"; }
+
+ns_setup() {
+	require_root
+	require_cmd ip
+	ip netns add "$NS_A" || fail "netns add $NS_A"
+	ip netns add "$NS_B" || fail "netns add $NS_B"
+	ip link add va netns "$NS_A" type veth peer name vb netns "$NS_B" \
+		|| fail "veth"
+	in_a ip link set lo up
+	in_b ip link set lo up
+	in_a ip addr add 192.0.2.1/24 dev va
+	in_b ip addr add 192.0.2.2/24 dev vb
+	in_a ip addr add 2001:db8::1/64 dev va nodad
+	in_b ip addr add 2001:db8::2/64 dev vb nodad
+	in_a ip link set va up
+	in_b ip link set vb up
+	# Static neighbours: no ARP/ND traffic to confuse packet counts.
+	local mac_a mac_b
+	mac_a=$(in_a cat /sys/class/net/va/address)
+	mac_b=$(in_b cat /sys/class/net/vb/address)
+	in_a ip neigh replace 192.0.2.2 lladdr "$mac_b" dev va nud permanent
+	in_b ip neigh replace 192.0.2.1 lladdr "$mac_a" dev vb nud permanent
+	in_a ip -6 neigh replace 2001:db8::2 lladdr "$mac_b" dev va nud permanent
+	in_b ip -6 neigh replace 2001:db8::1 lladdr "$mac_a" dev vb nud permanent
+}
+
+# The kernel's /proc line for queue $2 in namespace $1 (empty if unbound).
+kqueue_line() {
+	ip netns exec "$1" awk -v q="$2" '$1 == q' /proc/net/netfilter/nfnetlink_queue
+}
+
+# Field $3 (1-based, kernel numbering) of queue $2's line in namespace $1.
+kqueue_field() {
+	kqueue_line "$1" "$2" | awk -v f="$3" '{ print $f }'
+}
+
+# Wait until queues "$2..." are bound in namespace $1 (5 s at most).
+wait_bound() {
+	local ns=$1 q i
+	shift
+	for i in $(seq 1 100); do
+		local all=1
+		for q in "$@"; do
+			[ -n "$(kqueue_line "$ns" "$q")" ] || all=0
+		done
+		[ $all -eq 1 ] && return 0
+		if [ -n "$NFQD_PID" ] && ! kill -0 "$NFQD_PID" 2>/dev/null; then
+			fail "nfqd exited before binding queues $*"
+		fi
+		sleep 0.05
+	done
+	fail "queues $* not bound after 5 s"
+}
+
+# Start nfqd in namespace $1 with config file $2 (or "" for none) and
+# extra arguments; output goes to $TMP/nfqd.log; sets NFQD_PID.
+start_nfqd() {
+	local ns=$1 conf=$2
+	shift 2
+	if [ -n "$conf" ]; then
+		ip netns exec "$ns" "$NFQD" -c "$conf" "$@" >"$TMP/nfqd.log" 2>&1 &
+	else
+		ip netns exec "$ns" "$NFQD" "$@" >"$TMP/nfqd.log" 2>&1 &
+	fi
+	NFQD_PID=$!
+}
+
+# Stop nfqd with SIGTERM and check it exits 0 within 10 s.
+stop_nfqd() {
+	[ -n "$NFQD_PID" ] || return 0
+	kill -TERM "$NFQD_PID" 2>/dev/null
+	local i
+	for i in $(seq 1 200); do
+		kill -0 "$NFQD_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -0 "$NFQD_PID" 2>/dev/null && fail "nfqd did not exit within 10 s of SIGTERM"
+	wait "$NFQD_PID"
+	local rc=$?
+	NFQD_PID=
+	[ $rc -eq 0 ] || fail "nfqd exited $rc after SIGTERM"
+}
+
+# Remember a background PID for cleanup.
+bg_pid() { _BG_PIDS="$_BG_PIDS $1"; }
+
+# Write a config file from stdin to $TMP/$1 and print its path. Stats and
+# control socket paths default into $TMP so tests never touch /run.
+conf_file() {
+	cat >"$TMP/$1"
+	echo "$TMP/$1"
+}
+
+# A UDP/ICMP sink in namespace B: an nft chain at a later input priority
+# that counts and drops what nfqd accepted (so no socket needs to listen).
+sink_setup() {
+	require_cmd nft
+	in_b nft -f - <<'NFT' || fail "nft sink"
+table inet nfqdsink {
+	chain in {
+		type filter hook input priority 100; policy accept;
+		meta l4proto udp counter drop
+		meta l4proto icmp counter accept
+		meta l4proto ipv6-icmp counter accept
+	}
+}
+NFT
+}
+
+# Packets counted by the sink's udp rule.
+sink_udp_packets() {
+	in_b nft list chain inet nfqdsink in | awk '/udp counter/ { for (i = 1; i <= NF; i++) if ($i == "packets") print $(i + 1) }'
+}
+
+# Send $3 UDP datagrams from namespace $1 to $2 (dport 9 onwards with
+# varied source ports) with the benchmark generator if built.
+send_udp() {
+	local ns=$1 dst=$2 count=$3
+	shift 3
+	local gen="$TOP_BUILDDIR/tests/bench/nfqd-gen"
+	[ -x "$gen" ] || fail "generator $gen not built"
+	ip netns exec "$ns" "$gen" -d "$dst" -n "$count" "$@" \
+		|| fail "generator failed"
+}
