@@ -25,7 +25,8 @@ struct nfqd {
 	pid_t pid;
 	struct stats *stats;
 	struct ctl *ctl;
-	int exit_code;
+	bool debug;			/* -d: log level fixed at debug */
+	uint32_t kflags_supported;	/* NFQA_CFG_F_* this kernel accepts */
 };
 
 /*

@@ -37,6 +37,10 @@ void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
 /* NFQA_CFG_F_* bits the rules need from the kernel (UID_GID, CONNTRACK). */
 uint32_t policy_kernel_flags(const struct policy *p);
 
+/* "FILE:LINE:COL: RULE" of the first rule that needs kernel flag FLAG
+ * (one NFQA_CFG_F_* bit), or NULL. For errors naming the rule. */
+const char *policy_flag_user(const struct policy *p, uint32_t flag);
+
 /* Introspection for "nfqd-ctl rules" (counters summed over slots). */
 unsigned policy_rule_count(const struct policy *p, enum conf_hook_id h);
 const char *policy_rule_text(const struct policy *p, enum conf_hook_id h,

@@ -45,6 +45,21 @@ void queue_reconfigure(struct queue *q, const struct conf_options *o,
 		       uint32_t kflags);
 
 /*
+ * Ask the kernel to set, then clear, the NFQA_CFG_F_* bits FLAGS on Q
+ * (before queue_start()): 0 if this kernel supports them, else the
+ * negative errno it answered (-EOPNOTSUPP for CONNTRACK without
+ * CONFIG_NETFILTER_NETLINK_GLUE_CT).
+ */
+int queue_probe_flags(struct queue *q, uint32_t flags);
+
+/* Set the optional NFQA_CFG_F_* bits (UID_GID, CONNTRACK) to KFLAGS
+ * (before queue_start()). 0 or the kernel's negative errno. */
+int queue_set_kernel_flags(struct queue *q, uint32_t kflags);
+
+/* Ask the worker to stop without waiting (see queue_stop()). */
+void queue_request_stop(struct queue *q);
+
+/*
  * Stop the worker: it stops reading new work after draining what its
  * socket already holds, gives every received packet its verdict, and
  * exits; then the queue is unbound. Blocks until done. Main thread only.

@@ -27,8 +27,8 @@ struct verdict_batch {
 	char *buf;		/* verdict_build() output */
 	size_t buf_size;
 	/* pending run */
-	bool have_run;
-	uint32_t run_first, run_last;
+	unsigned run_len;	/* 0: no pending run */
+	uint32_t run_last;
 	struct decision run;
 };
 
@@ -46,6 +46,10 @@ void verdict_batch_reset(struct verdict_batch *b);
  */
 void verdict_batch_add(struct verdict_batch *b, uint32_t id,
 		       const struct decision *d);
+
+/* True when no further decision may be added before verdict_batch_finish()
+ * (at most MAX messages fit); the caller sends and resets, then goes on. */
+bool verdict_batch_full(const struct verdict_batch *b);
 
 /*
  * Finish the batch: b->buf holds b->len bytes of b->n_msgs netlink

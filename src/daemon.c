@@ -1,2 +1,603 @@
-/* daemon.c - being written (core). */
-extern int nfqd_placeholder_daemon;
+/*
+ * daemon.c - start-up, the main loop (signals), reload and shutdown.
+ * Everything here runs on the main thread; workers only see what the
+ * registry publishes.
+ */
+#include <cap-ng.h>
+#include <errno.h>
+#include <ev.h>
+#include <linux/netfilter/nfnetlink_queue.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+#include <urcu-qsbr.h>
+
+#include "conf.h"
+#include "ctl.h"
+#include "daemon.h"
+#include "ifcache.h"
+#include "log.h"
+#include "policy.h"
+#include "queue.h"
+#include "registry.h"
+#include "stats.h"
+
+/* Kernel flags the policy may ask for; probed once at start. */
+#define OPTIONAL_KFLAGS (NFQA_CFG_F_UID_GID | NFQA_CFG_F_CONNTRACK)
+
+static bool slot_used[NFQD_MAX_QUEUES];
+
+/* ------------------------------------------------------------------ */
+/* helpers                                                             */
+
+/* Append "FMT\n" to the malloc'd string *errors. */
+static void add_error(char **errors, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void add_error(char **errors, const char *fmt, ...)
+{
+	char *line = NULL, *joined = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&line, fmt, ap) < 0)
+		line = NULL;
+	va_end(ap);
+	if (!line)
+		return;
+	if (asprintf(&joined, "%s%s\n", *errors ? *errors : "", line) >= 0) {
+		free(*errors);
+		*errors = joined;
+	}
+	free(line);
+}
+
+static void log_error_lines(const char *prefix, const char *errors)
+{
+	const char *s = errors;
+
+	while (s && *s) {
+		const char *nl = strchr(s, '\n');
+		int len = nl ? (int)(nl - s) : (int)strlen(s);
+
+		log_err("%s%.*s", prefix, len, s);
+		s = nl ? nl + 1 : s + len;
+	}
+}
+
+static int load_conf(const char *path, bool builtin, struct conf **out,
+		     char **errors)
+{
+	if (builtin) {
+		*out = conf_default();
+		return *out ? 0 : -ENOMEM;
+	}
+	return conf_load(path, out, errors);
+}
+
+/* The CPU for queue NUM: queue base+i runs on the i-th CPU this process
+ * may use (so systemd's CPUAffinity= is respected). */
+static int cpu_for_queue(const struct conf_options *o, uint16_t num)
+{
+	cpu_set_t set;
+	int n, i, k;
+
+	if (!o->cpu_pin || sched_getaffinity(0, sizeof(set), &set) < 0)
+		return -1;
+	n = CPU_COUNT(&set);
+	if (n <= 0)
+		return -1;
+	k = ((int)num - (int)o->queue_base) % n;
+	if (k < 0)
+		k += n;
+	for (i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &set) && k-- == 0)
+			return i;
+	return -1;
+}
+
+static unsigned alloc_slot(bool *used)
+{
+	for (unsigned i = 0; i < NFQD_MAX_QUEUES; i++)
+		if (!used[i]) {
+			used[i] = true;
+			return i;
+		}
+	return NFQD_MAX_QUEUES;	/* cannot happen: queues are capped */
+}
+
+static unsigned slot_count(const bool *used)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < NFQD_MAX_QUEUES; i++)
+		if (used[i])
+			n = i + 1;
+	return n;
+}
+
+/* Worker threads inherit the creator's signal mask: block everything so
+ * that signals reach the main loop only. */
+static int start_worker(struct queue *q)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = queue_start(q);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+/* Name the rule that needs a kernel feature this kernel lacks. */
+static int check_kflags(const struct nfqd *d, const struct policy *p,
+			char **errors)
+{
+	uint32_t missing = policy_kernel_flags(p) & ~d->kflags_supported;
+
+	if (missing & NFQA_CFG_F_CONNTRACK)
+		add_error(errors, "%s: ct state needs conntrack attributes from NFQUEUE, which this kernel does not provide (CONFIG_NETFILTER_NETLINK_GLUE_CT)",
+			  policy_flag_user(p, NFQA_CFG_F_CONNTRACK));
+	if (missing & NFQA_CFG_F_UID_GID)
+		add_error(errors, "%s: meta skuid/skgid needs NFQUEUE uid/gid attributes, which this kernel refused",
+			  policy_flag_user(p, NFQA_CFG_F_UID_GID));
+	return missing ? -EOPNOTSUPP : 0;
+}
+
+/* Learn which optional kernel flags this kernel accepts, on a bound
+ * queue that no worker runs yet. */
+static void probe_kflags(struct nfqd *d, struct queue *q)
+{
+	d->kflags_supported = 0;
+	for (uint32_t bit = 1; bit; bit <<= 1) {
+		if (!(OPTIONAL_KFLAGS & bit))
+			continue;
+		if (queue_probe_flags(q, bit) == 0)
+			d->kflags_supported |= bit;
+		else
+			log_debug("kernel: queue flag 0x%x not supported", bit);
+	}
+}
+
+static void notify_status(const struct nfqd *d, const char *state)
+{
+	struct registry *r = registry_get();
+
+	sd_notifyf(0, "%sSTATUS=generation %llu, %u queues", state,
+		   (unsigned long long)d->generation, r->n);
+}
+
+/* ------------------------------------------------------------------ */
+/* start-up                                                            */
+
+static bool have_net_admin(void)
+{
+	capng_get_caps_process();
+	return capng_have_capability(CAPNG_EFFECTIVE, CAP_NET_ADMIN);
+}
+
+static void close_queues(struct queue **qs, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (qs[i])
+			queue_stop(qs[i]);
+		queue_free(qs[i]);
+	}
+}
+
+/* Bind and configure every queue of the config; no worker runs yet. */
+static int open_queues(struct nfqd *d, struct registry *r,
+		       const uint16_t *nums, struct policy *p)
+{
+	const struct conf_options *o = &d->conf->opts;
+	char *errors = NULL;
+	int rc = 0;
+
+	for (unsigned i = 0; i < r->n && rc == 0; i++) {
+		rc = queue_open(&r->q[i], nums[i], cpu_for_queue(o, nums[i]),
+				alloc_slot(slot_used), o, 0);
+		if (rc == 0 && i == 0)
+			probe_kflags(d, r->q[0]);
+	}
+	if (rc == 0)
+		rc = check_kflags(d, p, &errors);
+	for (unsigned i = 0; i < r->n && rc == 0 && policy_kernel_flags(p); i++)
+		rc = queue_set_kernel_flags(r->q[i], policy_kernel_flags(p));
+	if (errors) {
+		log_error_lines("", errors);
+		free(errors);
+	}
+	return rc;
+}
+
+static int start_queues(struct nfqd *d, const uint16_t *nums, unsigned n)
+{
+	struct registry *r = registry_alloc(n);
+	struct policy *p;
+	char *errors = NULL;
+	int rc;
+
+	if (!r)
+		return -ENOMEM;
+	p = policy_build(d->conf, n, &errors);
+	if (!p) {
+		log_error_lines("", errors);
+		free(errors);
+		free(r);
+		return -EINVAL;
+	}
+	/* Packets can arrive as soon as a queue is bound, and are judged
+	 * while waiting for the kernel's ACKs: publish the policy first. */
+	registry_publish_policy(p);
+	rc = open_queues(d, r, nums, p);
+	for (unsigned i = 0; i < n && rc == 0; i++)
+		rc = start_worker(r->q[i]);
+	if (rc < 0) {
+		close_queues(r->q, n);
+		free(r);
+		return rc;
+	}
+	registry_publish(r);
+	return 0;
+}
+
+static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct nfqd *d = w->data;
+	char *errors = NULL;
+
+	if (w->signum != SIGHUP) {
+		log_info("signal %d: stopping", w->signum);
+		ev_break(loop, EVBREAK_ALL);
+		return;
+	}
+	if (nfqd_reload(d, &errors) < 0) {
+		log_error_lines("reload failed: ", errors);
+		log_err("reload failed: keeping generation %llu",
+			(unsigned long long)d->generation);
+	}
+	free(errors);
+}
+
+static void loop_release(struct ev_loop *loop)
+{
+	rcu_thread_offline();
+}
+
+static void loop_acquire(struct ev_loop *loop)
+{
+	rcu_thread_online();
+}
+
+static ev_signal sig_watchers[3];
+
+static void watch_signals(struct nfqd *d)
+{
+	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT };
+
+	for (unsigned i = 0; i < 3; i++) {
+		ev_signal_init(&sig_watchers[i], on_signal, sigs[i]);
+		sig_watchers[i].data = d;
+		ev_signal_start(d->loop, &sig_watchers[i]);
+	}
+}
+
+int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
+{
+	uint16_t *nums = NULL;
+	char *errors = NULL;
+	int n, rc;
+
+	d->pid = getpid();
+	d->config_path = config_path;
+	d->builtin_config = builtin;
+	d->loop = ev_default_loop(EVFLAG_AUTO | EVFLAG_SIGNALFD);
+	if (!d->loop)
+		return -ENOMEM;
+	d->start_time = ev_time();
+	ev_set_loop_release_cb(d->loop, loop_release, loop_acquire);
+	watch_signals(d);
+
+	rc = load_conf(config_path, builtin, &d->conf, &errors);
+	if (rc < 0) {
+		log_error_lines("", errors);
+		free(errors);
+		return rc;
+	}
+	if (!d->debug)
+		log_set_level(d->conf->opts.log_level);
+	if (!have_net_admin()) {
+		log_err("no CAP_NET_ADMIN: nfqd must run as root or with CAP_NET_ADMIN to bind NFQUEUE queues");
+		return -EPERM;
+	}
+	n = conf_queue_numbers(&d->conf->opts, &nums);
+	if (n < 0) {
+		log_err("queues: cannot resolve queue numbers (%s)", strerror(-n));
+		return n;
+	}
+	rc = start_queues(d, nums, (unsigned)n);
+	free(nums);
+	if (rc < 0)
+		return rc;
+	d->generation = 1;
+	rc = ifcache_start(d->loop);
+	if (rc == 0)
+		rc = ctl_start(d, &d->ctl);
+	if (rc == 0)
+		rc = stats_start(d, &d->stats);
+	if (rc < 0)
+		return rc;
+	log_info("started: %d queues, config %s, generation 1", n,
+		 builtin ? "built-in" : config_path);
+	notify_status(d, "READY=1\n");
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* reload                                                              */
+
+struct reload_plan {
+	struct registry *next;		/* the new table */
+	struct queue *removed[NFQD_MAX_QUEUES];
+	unsigned n_removed;
+	bool opened[NFQD_MAX_QUEUES];	/* next->q[i] newly opened */
+	bool used[NFQD_MAX_QUEUES];	/* slots in use during the switch */
+};
+
+/* Keep the queues that stay, open the new ones (workers not started). */
+static int plan_queues(struct nfqd *d, const struct conf *nc,
+		       const uint16_t *nums, unsigned n, uint32_t kflags,
+		       struct reload_plan *pl, char **errors)
+{
+	struct registry *cur = registry_get();
+	int rc = 0;
+
+	memcpy(pl->used, slot_used, sizeof(pl->used));
+	pl->next = registry_alloc(n);
+	if (!pl->next)
+		return -ENOMEM;
+	for (unsigned i = 0; i < cur->n; i++) {
+		bool kept = false;
+
+		for (unsigned j = 0; j < n; j++)
+			kept |= nums[j] == queue_num(cur->q[i]);
+		if (!kept)
+			pl->removed[pl->n_removed++] = cur->q[i];
+	}
+	for (unsigned i = 0; i < n && rc == 0; i++) {
+		pl->next->q[i] = registry_find(cur, nums[i]);
+		if (pl->next->q[i])
+			continue;
+		rc = queue_open(&pl->next->q[i], nums[i],
+				cpu_for_queue(&nc->opts, nums[i]),
+				alloc_slot(pl->used), &nc->opts, kflags);
+		pl->opened[i] = true;
+		if (rc < 0)
+			add_error(errors, "queue %u: cannot bind (%s)", nums[i],
+				  strerror(-rc));
+	}
+	return rc;
+}
+
+static void abort_plan(struct reload_plan *pl)
+{
+	for (unsigned i = 0; pl->next && i < pl->next->n; i++)
+		if (pl->opened[i] && pl->next->q[i]) {
+			queue_stop(pl->next->q[i]);
+			queue_free(pl->next->q[i]);
+		}
+	free(pl->next);
+}
+
+/* Switch to the planned table: nothing here can fail. */
+static void commit_plan(struct nfqd *d, const struct conf *nc, uint32_t kflags,
+			struct reload_plan *pl)
+{
+	for (unsigned i = 0; i < pl->next->n; i++) {
+		if (pl->opened[i]) {
+			if (start_worker(pl->next->q[i]) < 0)
+				log_err("queue %u: worker did not start",
+					queue_num(pl->next->q[i]));
+		} else {
+			queue_reconfigure(pl->next->q[i], &nc->opts, kflags);
+		}
+	}
+	registry_publish(pl->next);
+	for (unsigned i = 0; i < pl->n_removed; i++)
+		queue_request_stop(pl->removed[i]);
+	for (unsigned i = 0; i < pl->n_removed; i++) {
+		pl->used[queue_slot(pl->removed[i])] = false;
+		queue_stop(pl->removed[i]);
+		log_info("queue %u: removed", queue_num(pl->removed[i]));
+		queue_free(pl->removed[i]);
+	}
+	memcpy(slot_used, pl->used, sizeof(slot_used));
+}
+
+static int reload_with(struct nfqd *d, struct conf *nc, char **errors)
+{
+	static struct reload_plan pl;
+	struct policy *p;
+	uint16_t *nums = NULL;
+	uint32_t kflags;
+	int n, rc;
+
+	n = conf_queue_numbers(&nc->opts, &nums);
+	if (n < 0) {
+		add_error(errors, "queues: cannot resolve queue numbers (%s)",
+			  strerror(-n));
+		return n;
+	}
+	memset(&pl, 0, sizeof(pl));
+	rc = plan_queues(d, nc, nums, (unsigned)n, 0, &pl, errors);
+	free(nums);
+	if (rc < 0) {
+		abort_plan(&pl);
+		return rc;
+	}
+	p = policy_build(nc, slot_count(pl.used), errors);
+	if (!p) {
+		abort_plan(&pl);
+		return -EINVAL;
+	}
+	rc = check_kflags(d, p, errors);
+	kflags = policy_kernel_flags(p);
+	for (unsigned i = 0; i < pl.next->n && rc == 0 && kflags; i++)
+		if (pl.opened[i])
+			rc = queue_set_kernel_flags(pl.next->q[i], kflags);
+	if (rc < 0) {
+		policy_free(p);
+		abort_plan(&pl);
+		return rc;
+	}
+	policy_free(registry_publish_policy(p));
+	commit_plan(d, nc, kflags, &pl);
+	return 0;
+}
+
+int nfqd_reload(struct nfqd *d, char **errors)
+{
+	struct conf *nc = NULL;
+	int rc;
+
+	*errors = NULL;
+	sd_notify(0, "RELOADING=1");
+	rc = load_conf(d->config_path, d->builtin_config, &nc, errors);
+	if (rc == 0)
+		rc = reload_with(d, nc, errors);
+	if (rc < 0) {
+		conf_free(nc);
+		notify_status(d, "READY=1\n");
+		return rc;
+	}
+	conf_free(d->conf);
+	d->conf = nc;
+	d->generation++;
+	if (!d->debug)
+		log_set_level(nc->opts.log_level);
+	stats_reconfigure(d->stats);
+	log_info("reloaded %s: generation %llu, %u queues",
+		 d->builtin_config ? "built-in config" : d->config_path,
+		 (unsigned long long)d->generation, registry_get()->n);
+	notify_status(d, "READY=1\n");
+	return 0;
+}
+
+void nfqd_counters_reset(struct nfqd *d)
+{
+	struct registry *r;
+
+	rcu_read_lock();
+	r = registry_get();
+	for (unsigned i = 0; i < r->n; i++)
+		queue_counters_reset(r->q[i]);
+	if (registry_policy())
+		policy_counters_reset(registry_policy());
+	rcu_read_unlock();
+}
+
+/* ------------------------------------------------------------------ */
+/* run and shut down                                                   */
+
+static void log_final(const struct queue *q)
+{
+	struct queue_counters c;
+
+	queue_counters_read(q, &c);
+	log_info("queue %u: stopped: packets %llu accepted %llu dropped %llu other %llu batches %llu enobufs %llu errors %llu",
+		 queue_num(q), (unsigned long long)c.packets,
+		 (unsigned long long)c.accepted, (unsigned long long)c.dropped,
+		 (unsigned long long)c.other, (unsigned long long)c.batches,
+		 (unsigned long long)c.enobufs, (unsigned long long)c.errors);
+}
+
+static void shutdown_queues(void)
+{
+	struct registry *r = registry_get();
+
+	for (unsigned i = 0; i < r->n; i++)
+		queue_request_stop(r->q[i]);
+	for (unsigned i = 0; i < r->n; i++) {
+		queue_stop(r->q[i]);
+		log_final(r->q[i]);
+	}
+}
+
+static void free_queues(void)
+{
+	struct registry *r = registry_get();
+	struct queue *qs[NFQD_MAX_QUEUES];
+	unsigned n = r->n;
+
+	memcpy(qs, r->q, n * sizeof(qs[0]));
+	registry_publish(NULL);
+	for (unsigned i = 0; i < n; i++)
+		queue_free(qs[i]);
+}
+
+static void nfqd_shutdown(struct nfqd *d)
+{
+	sd_notify(0, "STOPPING=1");
+	if (d->ctl)
+		ctl_stop(d->ctl);
+	d->ctl = NULL;
+	shutdown_queues();
+	free_queues();
+	if (d->stats)
+		stats_stop(d->stats);
+	d->stats = NULL;
+	ifcache_stop();
+	policy_free(registry_publish_policy(NULL));
+	conf_free(d->conf);
+	d->conf = NULL;
+}
+
+int nfqd_run(struct nfqd *d)
+{
+	ev_run(d->loop, 0);
+	nfqd_shutdown(d);
+	log_info("stopped");
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* nfqd -t                                                             */
+
+int nfqd_check_config(const char *path, bool builtin)
+{
+	struct conf *c = NULL;
+	struct policy *p = NULL;
+	uint16_t *nums = NULL;
+	char *errors = NULL;
+	int rc, n;
+
+	rc = load_conf(path, builtin, &c, &errors);
+	if (rc == 0) {
+		n = conf_queue_numbers(&c->opts, &nums);
+		if (n < 0) {
+			add_error(&errors, "%s: queues: cannot resolve queue numbers (%s)",
+				  path, strerror(-n));
+			rc = n;
+		}
+	}
+	if (rc == 0) {
+		p = policy_build(c, 1, &errors);
+		rc = p ? 0 : -EINVAL;
+	}
+	if (rc == 0)
+		printf("config OK\n");
+	else
+		fputs(errors ? errors : "config invalid\n", stderr);
+	free(errors);
+	free(nums);
+	policy_free(p);
+	conf_free(c);
+	return rc;
+}

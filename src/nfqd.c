@@ -1,2 +1,101 @@
+/* nfqd.c - the daemon's command line; the work is in libnfqd (daemon.c). */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
-int main(void) { return 0; }
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <urcu-qsbr.h>
+
+#include "config.h"
+#include "conf.h"
+#include "daemon.h"
+#include "log.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: nfqd [-c FILE] [-t] [-d] [-V] [-h]\n"
+		"  -c, --config FILE   config file (default %s; when that file\n"
+		"                      does not exist the built-in default is used)\n"
+		"  -t, --check         check the config, print \"config OK\" or the errors\n"
+		"  -d, --debug         log at debug level\n"
+		"  -V, --version       print the version\n"
+		"  -h, --help          this help\n",
+		NFQD_DEFAULT_CONFIG);
+}
+
+/* Block the signals the main loop handles before any thread exists, so
+ * one that arrives during start-up waits for the loop instead of killing
+ * the daemon half-started. */
+static void block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "check", no_argument, NULL, 't' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = NFQD_DEFAULT_CONFIG;
+	bool given = false, check = false, builtin;
+	struct nfqd d = { 0 };
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "c:tdVh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			path = optarg;
+			given = true;
+			break;
+		case 't':
+			check = true;
+			break;
+		case 'd':
+			d.debug = true;
+			break;
+		case 'V':
+			printf("nfqd %s\n", PACKAGE_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "nfqd: unexpected argument \"%s\"\n", argv[optind]);
+		usage(stderr);
+		return 1;
+	}
+	/* Only the default path may be absent; a file given with -c must be
+	 * there. */
+	builtin = !given && access(path, F_OK) < 0 && errno == ENOENT;
+	if (d.debug)
+		log_set_level(LOG_LVL_DEBUG);
+	if (check)
+		return nfqd_check_config(path, builtin) == 0 ? 0 : 1;
+
+	block_signals();
+	rcu_register_thread();
+	if (nfqd_start(&d, path, builtin) < 0)
+		return 1;
+	return nfqd_run(&d);
+}

@@ -40,3 +40,4 @@ void policy_rule_counters(const struct policy *p, enum conf_hook_id h, unsigned 
 enum verdict_kind policy_hook_policy(const struct policy *p, enum conf_hook_id h) { return VERDICT_ACCEPT; }
 uint64_t policy_policy_packets(const struct policy *p, enum conf_hook_id h) { return 0; }
 void policy_counters_reset(struct policy *p) { }
+const char *policy_flag_user(const struct policy *p, uint32_t flag) { return NULL; }

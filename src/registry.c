@@ -1,2 +1,68 @@
-/* registry.c - being written (core). */
-extern int nfqd_placeholder_registry;
+/*
+ * registry.c - the RCU-published queue table and policy pointer. Only the
+ * main thread publishes; workers, stats and control read lock-free.
+ */
+#include <stdlib.h>
+#include <urcu-qsbr.h>
+
+#include "queue.h"
+#include "registry.h"
+
+static struct registry empty_registry;
+static struct registry *current_registry = &empty_registry;
+static struct policy *current_policy;
+
+struct registry *registry_alloc(unsigned n)
+{
+	struct registry *r = calloc(1, sizeof(*r) + n * sizeof(r->q[0]));
+
+	if (r)
+		r->n = n;
+	return r;
+}
+
+struct registry *registry_get(void)
+{
+	return rcu_dereference(current_registry);
+}
+
+struct queue *registry_find(const struct registry *r, uint16_t num)
+{
+	unsigned lo = 0, hi = r->n;
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		uint16_t n = queue_num(r->q[mid]);
+
+		if (n == num)
+			return r->q[mid];
+		if (n < num)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+void registry_publish(struct registry *r)
+{
+	struct registry *old = rcu_xchg_pointer(&current_registry,
+						r ? r : &empty_registry);
+
+	synchronize_rcu();
+	if (old != &empty_registry)
+		free(old);
+}
+
+struct policy *registry_policy(void)
+{
+	return rcu_dereference(current_policy);
+}
+
+struct policy *registry_publish_policy(struct policy *p)
+{
+	struct policy *old = rcu_xchg_pointer(&current_policy, p);
+
+	synchronize_rcu();
+	return old;
+}

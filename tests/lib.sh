@@ -202,3 +202,11 @@ send_udp() {
 	ip netns exec "$ns" "$gen" -d "$dst" -n "$count" "$@" \
 		|| fail "generator failed"
 }
+
+# Sum of counter $1 ("packets", "accepted", ...) over the "queue N:
+# stopped:" lines nfqd logs when it exits.
+final_counter() {
+	awk -v k="$1" '/stopped: packets/ {
+		for (i = 1; i <= NF; i++) if ($i == k) s += $(i + 1)
+	} END { print s + 0 }' "$TMP/nfqd.log"
+}

@@ -1,0 +1,29 @@
+#!/bin/sh
+# Install what nfqd needs to build, run its tests and its demo on Debian
+# (bookworm or later), as root. Installs only what is missing.
+set -eu
+
+PKGS="build-essential autoconf automake libtool pkg-config flex bison
+libmnl-dev libnetfilter-queue-dev liburcu-dev libev-dev libjansson-dev
+libsystemd-dev libcap-ng-dev libcmocka-dev
+iproute2 iptables nftables iputils-ping socat python3 util-linux procps
+clang libclang-rt-dev"
+
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" \
+		|| missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+	echo "install-deps: everything is installed"
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing:$missing; run as root to install them" >&2
+	exit 1
+fi
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing
