@@ -7,6 +7,7 @@
 #define NFQD_CONF_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define NFQD_DEFAULT_CONFIG	"/etc/nfqd/nfqd.conf"
@@ -141,6 +142,7 @@ struct conf_match {
 	uint32_t per_seconds;		/* MATCH_LIMIT: 1 or 60 */
 	uint32_t burst;			/* MATCH_LIMIT: 0 if not given */
 	struct conf_loc loc;
+	struct conf_loc set_loc;	/* where "@name" was written */
 };
 
 enum verdict_kind {
@@ -203,6 +205,13 @@ struct conf *conf_default(void);
  * ("file PATH" inside a set) are read later by policy_build().
  */
 int conf_load(const char *path, struct conf **out, char **errors);
+
+/*
+ * As conf_load(), but parse LEN bytes of BUF (need not be NUL-terminated);
+ * NAME is used in messages and as conf->path.
+ */
+int conf_load_buffer(const char *name, const char *buf, size_t len,
+		     struct conf **out, char **errors);
 
 void conf_free(struct conf *c);
 

@@ -1,0 +1,200 @@
+/*
+ * conf_parse.h - private to the config parser: parse state, raw values as
+ * the scanner and grammar see them, and the checks that turn them into a
+ * struct conf. Only scanner.l, parser.y and conf*.c include this.
+ */
+#ifndef NFQD_CONF_PARSE_H
+#define NFQD_CONF_PARSE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf.h"
+
+/* One token's value: a number, address, name or string, as written. */
+enum atom_kind {
+	ATOM_NUM,
+	ATOM_ADDR,		/* text only; inet_pton decides the family */
+	ATOM_WORD,
+	ATOM_STR,		/* text without the quotes */
+};
+
+struct atom {
+	enum atom_kind kind;
+	char *text;		/* as written (owned) */
+	uint64_t num;		/* ATOM_NUM; UINT64_MAX if it overflowed */
+	bool sized;		/* ATOM_NUM had a K/M/G suffix */
+	struct conf_loc loc;
+};
+
+enum pelem_kind {
+	PE_ONE,			/* a */
+	PE_RANGE,		/* a-b */
+	PE_SLASH,		/* a/b: prefix, mark/mask, rate/period */
+};
+
+struct pelem {
+	enum pelem_kind kind;
+	struct atom a, b;
+	struct conf_loc loc;
+};
+
+/* A value: one element, "a, b" (comma), "{ a, b }" (list), or "@set". */
+struct pval {
+	bool list;
+	bool comma;
+	char *setref;
+	struct pelem *elems;
+	unsigned n;
+	struct conf_loc loc;
+};
+
+enum item_kind {
+	IT_MATCH,
+	IT_COUNTER,
+	IT_LOG,
+	IT_MARK,
+	IT_BYPASS,
+	IT_VERDICT,
+};
+
+/* One piece of a rule: a match, a statement or the verdict. */
+struct item {
+	enum item_kind kind;
+	struct conf_loc loc;
+	char *text;
+	struct conf_match m;
+	char *prefix;
+	uint32_t mark;
+	enum verdict_kind verdict;
+	uint16_t queue_num;
+	bool bad;		/* an error was reported: drop the rule */
+	int proto;		/* match implies this IP protocol, or -1 */
+	char name[24];		/* for messages: "tcp dport", "counter" */
+};
+
+struct items {
+	struct item *v;
+	unsigned n, cap;
+};
+
+struct perr {
+	unsigned line, col;
+	char *msg;
+};
+
+/* Set being parsed: properties may come in any order, so check at '}'. */
+struct pset {
+	struct conf_set set;
+	bool have_type, have_flags, have_elems;
+	bool bad_type;		/* "type" was given but wrong */
+	struct pval *elems;
+};
+
+struct pstate {
+	struct conf *conf;
+	const char *file;		/* conf->files[0] */
+	struct perr errs[NFQD_MAX_ERRORS];
+	unsigned n_errs;
+	bool too_many;
+	struct conf_loc too_many_loc;
+	bool nomem;
+	const char *last_text;		/* the token just scanned */
+	struct pset *cur_set;
+	struct conf_hook *cur_hook;	/* hooks[] or &scratch */
+	struct conf_hook scratch;	/* rules of a bad or duplicate hook */
+	bool policy_seen;		/* in the current hook block */
+	unsigned opt_seen;		/* bit per option */
+	struct conf_loc queues_loc;
+	char **bad_sets;		/* dropped sets: no "unknown set" */
+	unsigned n_bad_sets;
+};
+
+/* Record "FILE:LINE:COL: message" (at most NFQD_MAX_ERRORS are kept). */
+void pst_error(struct pstate *st, const struct conf_loc *loc,
+	       const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void pst_verror(struct pstate *st, const struct conf_loc *loc,
+		const char *fmt, va_list ap);
+
+/* Numbers: decimal, 0x hex, optional K/M/G (saturates at UINT64_MAX). */
+uint64_t conf_parse_number(const char *s, bool *sized);
+
+void atom_clear(struct atom *a);
+struct pval *pval_new(struct pelem *first, const struct conf_loc *loc);
+int pval_add(struct pval *v, struct pelem *e);
+void pval_free(struct pval *v);
+struct pelem *pelem_new(enum pelem_kind kind, struct atom *a, struct atom *b);
+void pelem_free(struct pelem *e);
+void item_free(struct item *it);
+struct items *items_new(struct item *first);
+int items_add(struct items *l, struct item *it);
+void items_free(struct items *l);
+
+/* Shared by conf_build.c and conf_rule.c. */
+struct sbuf {
+	char *s;
+	size_t len, cap;
+	bool nomem;
+};
+
+void sb_add(struct sbuf *b, const char *s);
+void sb_pval(struct sbuf *b, const struct pval *v);
+char *sb_done(struct sbuf *b, struct pstate *st);
+struct item *item_new(struct pstate *st, enum item_kind kind,
+		      const struct conf_loc *loc, const char *text);
+void match_clear(struct conf_match *m);
+void conf_elems_free(struct conf_elem *e, unsigned n);
+void rules_free(struct conf_rule *r, unsigned n);
+void pst_cleanup(struct pstate *st);
+
+/* Grammar actions (conf_build.c). Values are borrowed, never freed. */
+void pst_option(struct pstate *st, const struct atom *name,
+		const struct pval *v);
+void pst_set_begin(struct pstate *st, const struct atom *name);
+void pst_set_prop(struct pstate *st, const struct atom *name, bool eq,
+		  struct pval **v);
+void pst_set_end(struct pstate *st);
+void pst_hook_begin(struct pstate *st, const struct atom *name);
+void pst_hook_policy(struct pstate *st, struct item *verdict,
+		     const struct atom *word);
+void pst_hook_end(struct pstate *st);
+void pst_rule(struct pstate *st, struct items *l, const struct conf_loc *end);
+struct item *pst_match(struct pstate *st, const char *kw,
+		       const struct conf_loc *kwloc, const struct atom *field,
+		       bool neg, const struct pval *v);
+struct item *pst_limit(struct pstate *st, const struct conf_loc *kwloc,
+		       const struct atom *rate, const struct pelem *val,
+		       const struct atom *burst_kw, const struct atom *burst);
+struct item *pst_stmt(struct pstate *st, enum item_kind kind,
+		      const struct conf_loc *loc, const struct atom *arg1,
+		      const struct atom *arg2);
+struct item *pst_verdict(struct pstate *st, enum verdict_kind v,
+			 const struct conf_loc *loc, const struct atom *w,
+			 const struct atom *num);
+void pst_finish(struct pstate *st);
+
+/* Value conversion (conf_elem.c); msg gets the reason on error. */
+enum vshape {
+	V_ADDR4,
+	V_ADDR6,
+	V_PORT,
+	V_PROTO,
+	V_ICMP,
+	V_ICMP6,
+	V_IFNAME,
+	V_MARK,
+	V_LEN,
+	V_ID,
+};
+
+int conf_conv_elem(const struct pelem *pe, enum vshape shape,
+		   struct conf_elem *out, char *msg, size_t msglen);
+enum vshape conf_set_shape(enum set_type t);
+int conf_set_type_parse(const char *name);
+
+/* The parser entry point (parser.y): 0, or -EINVAL/-ENOMEM. */
+int conf_parse_buffer(struct pstate *st, const char *buf, size_t len);
+
+#endif

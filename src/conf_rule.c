@@ -1,0 +1,638 @@
+/* conf_rule.c - grammar actions for rules: matches, statements, verdicts. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf_parse.h"
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+enum field_kind {
+	FK_ELEMS,		/* values converted by shape */
+	FK_TCP_FLAGS,
+	FK_CT_STATE,
+};
+
+struct field_def {
+	const char *kw, *word;
+	enum match_field field;
+	enum field_kind kind;
+	enum vshape shape;
+	int set_type;		/* what an @set must be, or -1 */
+	int proto;		/* implied IP protocol, or -1 */
+};
+
+static const struct field_def field_defs[] = {
+	{ "ip", "saddr", MATCH_IP_SADDR, FK_ELEMS, V_ADDR4, SET_IPV4_ADDR, -1 },
+	{ "ip", "daddr", MATCH_IP_DADDR, FK_ELEMS, V_ADDR4, SET_IPV4_ADDR, -1 },
+	{ "ip", "protocol", MATCH_IP_PROTOCOL, FK_ELEMS, V_PROTO, -1, -1 },
+	{ "ip6", "saddr", MATCH_IP6_SADDR, FK_ELEMS, V_ADDR6, SET_IPV6_ADDR,
+	  -1 },
+	{ "ip6", "daddr", MATCH_IP6_DADDR, FK_ELEMS, V_ADDR6, SET_IPV6_ADDR,
+	  -1 },
+	{ "tcp", "sport", MATCH_TCP_SPORT, FK_ELEMS, V_PORT, SET_INET_SERVICE,
+	  6 },
+	{ "tcp", "dport", MATCH_TCP_DPORT, FK_ELEMS, V_PORT, SET_INET_SERVICE,
+	  6 },
+	{ "tcp", "flags", MATCH_TCP_FLAGS, FK_TCP_FLAGS, V_ID, -1, 6 },
+	{ "udp", "sport", MATCH_UDP_SPORT, FK_ELEMS, V_PORT, SET_INET_SERVICE,
+	  17 },
+	{ "udp", "dport", MATCH_UDP_DPORT, FK_ELEMS, V_PORT, SET_INET_SERVICE,
+	  17 },
+	{ "icmp", "type", MATCH_ICMP_TYPE, FK_ELEMS, V_ICMP, -1, 1 },
+	{ "icmpv6", "type", MATCH_ICMPV6_TYPE, FK_ELEMS, V_ICMP6, -1, 58 },
+	{ "meta", "l4proto", MATCH_META_L4PROTO, FK_ELEMS, V_PROTO, -1, -1 },
+	{ "meta", "mark", MATCH_META_MARK, FK_ELEMS, V_MARK, SET_MARK, -1 },
+	{ "meta", "length", MATCH_META_LENGTH, FK_ELEMS, V_LEN, -1, -1 },
+	{ "meta", "skuid", MATCH_META_SKUID, FK_ELEMS, V_ID, -1, -1 },
+	{ "meta", "skgid", MATCH_META_SKGID, FK_ELEMS, V_ID, -1, -1 },
+	{ "ct", "state", MATCH_CT_STATE, FK_CT_STATE, V_ID, -1, -1 },
+	{ "iifname", NULL, MATCH_IIFNAME, FK_ELEMS, V_IFNAME, SET_IFNAME, -1 },
+	{ "oifname", NULL, MATCH_OIFNAME, FK_ELEMS, V_IFNAME, SET_IFNAME, -1 },
+};
+
+struct flag_name {
+	const char *name;
+	uint32_t bit;
+};
+
+static const struct flag_name tcp_flags[] = {
+	{ "syn", TCPF_SYN }, { "ack", TCPF_ACK }, { "fin", TCPF_FIN },
+	{ "rst", TCPF_RST }, { "psh", TCPF_PSH }, { "urg", TCPF_URG },
+	{ NULL, 0 },
+};
+
+static const struct flag_name ct_states[] = {
+	{ "new", CT_STATE_NEW }, { "established", CT_STATE_ESTABLISHED },
+	{ "related", CT_STATE_RELATED }, { "invalid", CT_STATE_INVALID },
+	{ NULL, 0 },
+};
+
+static const struct field_def *find_field(struct pstate *st, const char *kw,
+					  const struct atom *field)
+{
+	char all[128];
+	size_t o = 0;
+
+	for (unsigned i = 0; i < ARRAY_SIZE(field_defs); i++) {
+		const struct field_def *d = &field_defs[i];
+
+		if (strcmp(d->kw, kw))
+			continue;
+		if (!d->word || strcmp(d->word, field->text) == 0)
+			return d;
+		o += (size_t)snprintf(all + o, sizeof(all) - o, "%s%s",
+				      o ? ", " : "", d->word);
+	}
+	pst_error(st, &field->loc, "unknown \"%s\" field \"%s\"; expected one "
+		  "of: %s", kw, field->text, all);
+	return NULL;
+}
+
+static void match_flags(struct pstate *st, struct item *it,
+			const struct field_def *d, const struct pval *v)
+{
+	const struct flag_name *names = d->kind == FK_TCP_FLAGS ? tcp_flags :
+					ct_states;
+	const char *what = d->kind == FK_TCP_FLAGS ? "tcp flag" : "ct state";
+
+	for (unsigned i = 0; i < v->n; i++) {
+		const struct pelem *e = &v->elems[i];
+		const struct flag_name *f = names;
+
+		for (; f->name && e->kind == PE_ONE; f++)
+			if (!strcmp(f->name, e->a.text))
+				break;
+		if (e->kind == PE_ONE && f->name) {
+			it->m.flags |= f->bit;
+			continue;
+		}
+		pst_error(st, &e->loc, "unknown %s \"%s\"; expected one of: %s",
+			  what, e->a.text, d->kind == FK_TCP_FLAGS ?
+			  "syn, ack, fin, rst, psh, urg" :
+			  "new, established, related, invalid");
+		it->bad = true;
+	}
+}
+
+/* "meta mark N/MASK": the only place a '/' means a mask. */
+static int mark_mask(struct pstate *st, struct item *it, const struct pval *v)
+{
+	const struct pelem *e = &v->elems[0];
+	struct pelem one = *e;
+	char msg[256];
+
+	if (v->n != 1 || v->list || e->kind != PE_SLASH)
+		return 0;
+	one.kind = PE_ONE;
+	if (conf_conv_elem(&one, V_MARK, &it->m.elems[0], msg, sizeof(msg))) {
+		pst_error(st, &e->loc, "%s", msg);
+	} else if (e->b.kind != ATOM_NUM || e->b.sized ||
+		   e->b.num > 0xffffffff) {
+		pst_error(st, &e->b.loc, "bad mark mask \"%s\"; expected "
+			  "0..0xffffffff", e->b.text);
+	} else {
+		it->m.mask = (uint32_t)e->b.num;
+		it->m.n_elems = 1;
+		return 1;
+	}
+	it->bad = true;
+	return 1;
+}
+
+static void match_elems(struct pstate *st, struct item *it,
+			const struct field_def *d, const struct pval *v)
+{
+	char msg[512];
+
+	if (v->n == 0) {
+		pst_error(st, &v->loc, "empty list");
+		it->bad = true;
+		return;
+	}
+	it->m.elems = calloc(v->n, sizeof(*it->m.elems));
+	if (!it->m.elems) {
+		st->nomem = true;
+		it->bad = true;
+		return;
+	}
+	if (d->field == MATCH_META_MARK && mark_mask(st, it, v))
+		return;
+	for (unsigned i = 0; i < v->n; i++) {
+		const struct pelem *e = &v->elems[i];
+		int rc = conf_conv_elem(e, d->shape,
+					&it->m.elems[it->m.n_elems],
+					msg, sizeof(msg));
+
+		if (rc) {
+			pst_error(st, &e->loc, "%s", msg);
+			it->bad = true;
+			continue;
+		}
+		it->m.n_elems++;
+	}
+}
+
+static int match_value(struct pstate *st, struct item *it,
+		       const struct field_def *d, const struct pval *v)
+{
+	if (v->setref) {
+		if (d->set_type < 0) {
+			pst_error(st, &v->loc, "a set cannot be used with "
+				  "\"%s\"", it->name);
+			return -1;
+		}
+		it->m.set_name = strdup(v->setref);
+		it->m.set_loc = v->loc;
+		if (!it->m.set_name)
+			st->nomem = true;
+		return it->m.set_name ? 0 : -1;
+	}
+	if (d->kind != FK_ELEMS) {
+		match_flags(st, it, d, v);
+		return 0;
+	}
+	if (v->comma) {
+		pst_error(st, &v->elems[1].loc, "unexpected ','; write a list "
+			  "as { a, b }");
+		return -1;
+	}
+	match_elems(st, it, d, v);
+	return 0;
+}
+
+struct item *pst_match(struct pstate *st, const char *kw,
+		       const struct conf_loc *kwloc, const struct atom *field,
+		       bool neg, const struct pval *v)
+{
+	const struct field_def *d;
+	struct sbuf b = { 0 };
+	struct item *it;
+
+	sb_add(&b, kw);
+	if (field) {
+		sb_add(&b, " ");
+		sb_add(&b, field->text);
+	}
+	it = item_new(st, IT_MATCH, kwloc, b.s ? b.s : "");
+	if (!it) {
+		free(b.s);
+		return NULL;
+	}
+	sb_add(&b, neg ? " != " : " ");
+	sb_pval(&b, v);
+	free(it->text);
+	it->text = sb_done(&b, st);
+	if (!it->text) {
+		item_free(it);
+		return NULL;
+	}
+	d = find_field(st, kw, field);
+	if (!d) {
+		it->bad = true;
+		return it;
+	}
+	it->m.field = d->field;
+	it->m.negate = neg;
+	it->m.loc = *kwloc;
+	it->m.mask = 0xffffffff;
+	it->proto = d->proto;
+	if (match_value(st, it, d, v))
+		it->bad = true;
+	return it;
+}
+
+static int limit_rate(struct pstate *st, struct item *it,
+		      const struct pelem *e)
+{
+	bool per_min;
+
+	if (e->kind != PE_SLASH || e->a.kind != ATOM_NUM || e->a.sized ||
+	    e->b.kind != ATOM_WORD ||
+	    (strcmp(e->b.text, "second") && strcmp(e->b.text, "minute"))) {
+		pst_error(st, &e->loc, "expected a rate N/second or N/minute");
+		return -1;
+	}
+	if (e->a.num < 1 || e->a.num > 0xffffffff) {
+		pst_error(st, &e->loc, "limit rate %s out of range; expected "
+			  "1..4294967295", e->a.text);
+		return -1;
+	}
+	per_min = strcmp(e->b.text, "minute") == 0;
+	it->m.rate = (uint32_t)e->a.num;
+	it->m.per_seconds = per_min ? 60 : 1;
+	return 0;
+}
+
+static int limit_burst(struct pstate *st, struct item *it,
+		       const struct atom *kw, const struct atom *n)
+{
+	if (strcmp(kw->text, "burst")) {
+		pst_error(st, &kw->loc, "unexpected \"%s\"; expected burst",
+			  kw->text);
+		return -1;
+	}
+	if (n->sized || n->num > 0xffffffff) {
+		pst_error(st, &n->loc, "burst %s out of range; expected "
+			  "0..4294967295", n->text);
+		return -1;
+	}
+	it->m.burst = (uint32_t)n->num;
+	return 0;
+}
+
+struct item *pst_limit(struct pstate *st, const struct conf_loc *kwloc,
+		       const struct atom *rate, const struct pelem *val,
+		       const struct atom *burst_kw, const struct atom *burst)
+{
+	struct sbuf b = { 0 };
+	struct pval v = { .elems = (struct pelem *)val, .n = 1 };
+	struct item *it;
+
+	sb_add(&b, "limit ");
+	sb_add(&b, rate->text);
+	sb_add(&b, " ");
+	sb_pval(&b, &v);
+	if (burst_kw) {
+		sb_add(&b, " ");
+		sb_add(&b, burst_kw->text);
+		sb_add(&b, " ");
+		sb_add(&b, burst->text);
+	}
+	it = item_new(st, IT_MATCH, kwloc, "limit rate");
+	if (!it) {
+		free(b.s);
+		return NULL;
+	}
+	free(it->text);
+	it->text = sb_done(&b, st);
+	if (!it->text) {
+		item_free(it);
+		return NULL;
+	}
+	it->m.field = MATCH_LIMIT;
+	it->m.loc = *kwloc;
+	it->m.mask = 0xffffffff;
+	if (strcmp(rate->text, "rate")) {
+		pst_error(st, &rate->loc, "unexpected \"%s\"; expected rate",
+			  rate->text);
+		it->bad = true;
+	} else if (limit_rate(st, it, val) ||
+		   (burst_kw && limit_burst(st, it, burst_kw, burst))) {
+		it->bad = true;
+	}
+	return it;
+}
+
+static const char *const stmt_names[] = {
+	[IT_COUNTER] = "counter",
+	[IT_LOG] = "log",
+	[IT_MARK] = "mark set",
+	[IT_BYPASS] = "bypass",
+};
+
+struct item *pst_stmt(struct pstate *st, enum item_kind kind,
+		      const struct conf_loc *loc, const struct atom *arg1,
+		      const struct atom *arg2)
+{
+	struct item *it = item_new(st, kind, loc, stmt_names[kind]);
+	char text[600];
+
+	if (!it || !arg1)
+		return it;
+	if (kind == IT_LOG && strcmp(arg1->text, "prefix")) {
+		pst_error(st, &arg1->loc, "unexpected \"%s\"; expected prefix",
+			  arg1->text);
+		it->bad = true;
+	} else if (kind == IT_LOG) {
+		it->prefix = strdup(arg2->text);
+		snprintf(text, sizeof(text), "log prefix \"%.500s\"",
+			 arg2->text);
+	} else if (arg1->sized || arg1->num > 0xffffffff) {
+		pst_error(st, &arg1->loc, "mark %s out of range; expected "
+			  "0..0xffffffff", arg1->text);
+		it->bad = true;
+	} else {
+		it->mark = (uint32_t)arg1->num;
+		snprintf(text, sizeof(text), "mark set %s", arg1->text);
+	}
+	if (!it->bad) {
+		free(it->text);
+		it->text = strdup(text);
+		if (!it->text || (kind == IT_LOG && !it->prefix)) {
+			item_free(it);
+			st->nomem = true;
+			return NULL;
+		}
+	}
+	return it;
+}
+
+struct item *pst_verdict(struct pstate *st, enum verdict_kind v,
+			 const struct conf_loc *loc, const struct atom *w,
+			 const struct atom *num)
+{
+	struct item *it = item_new(st, IT_VERDICT, loc, conf_verdict_name(v));
+	char text[64];
+
+	if (!it)
+		return NULL;
+	it->verdict = v;
+	if (!num)
+		return it;
+	if (w && strcmp(w->text, "num")) {
+		pst_error(st, &w->loc, "unexpected \"%s\"; expected a queue "
+			  "number", w->text);
+		it->bad = true;
+	} else if (num->sized || num->num > 65535) {
+		pst_error(st, &num->loc, "queue %s out of range; expected "
+			  "0..65535", num->text);
+		it->bad = true;
+	} else {
+		it->queue_num = (uint16_t)num->num;
+		snprintf(text, sizeof(text), "queue %.40s", num->text);
+		free(it->text);
+		it->text = strdup(text);
+		if (!it->text) {
+			item_free(it);
+			st->nomem = true;
+			return NULL;
+		}
+	}
+	return it;
+}
+
+/* ---- one whole rule ---- */
+
+static unsigned phase(const struct item *it)
+{
+	return it->kind == IT_MATCH ? 0 : (unsigned)it->kind;
+}
+
+/* Matches, then counter, log, mark set, bypass, then one verdict. */
+static int check_order(struct pstate *st, const struct items *l,
+		       const struct conf_loc *end)
+{
+	const struct item *verdict = NULL, *bypass = NULL;
+	unsigned max = 0;
+	int bad = 0;
+
+	for (unsigned i = 0; i < l->n; i++) {
+		const struct item *it = &l->v[i];
+		unsigned p = phase(it);
+
+		bad |= it->bad;
+		/* The grammar puts the one verdict last; order the rest. */
+		if (p < max || (p == max && p > 0)) {
+			pst_error(st, &it->loc, p == max ?
+				  "duplicate \"%s\"" : "\"%s\" out of order; "
+				  "write matches, then counter, log, "
+				  "mark set, bypass, then the verdict",
+				  it->name);
+			bad = 1;
+		}
+		if (p > max)
+			max = p;
+		if (it->kind == IT_VERDICT)
+			verdict = it;
+		if (it->kind == IT_BYPASS)
+			bypass = it;
+	}
+	if (!verdict) {
+		pst_error(st, end, "missing verdict; expected one of: accept, "
+			  "drop, repeat, queue N");
+		return -1;
+	}
+	if (bypass && verdict->verdict != VERDICT_ACCEPT) {
+		pst_error(st, &bypass->loc, "\"bypass\" is only allowed before "
+			  "\"accept\"");
+		bad = 1;
+	}
+	return bad ? -1 : 0;
+}
+
+static bool elems_have(const struct conf_match *m, uint64_t v)
+{
+	for (unsigned i = 0; i < m->n_elems; i++)
+		if (m->elems[i].lo <= v && v <= m->elems[i].hi)
+			return true;
+	return false;
+}
+
+static const char *proto_name(int p)
+{
+	return p == 6 ? "tcp" : p == 17 ? "udp" : p == 1 ? "icmp" : "icmpv6";
+}
+
+/* "meta l4proto icmp tcp dport 22" can never match: say so now. */
+static int check_protos(struct pstate *st, const struct items *l)
+{
+	const struct item *first = NULL;
+	int bad = 0;
+
+	for (unsigned i = 0; i < l->n; i++) {
+		const struct item *it = &l->v[i];
+
+		if (it->kind != IT_MATCH || it->proto < 0)
+			continue;
+		if (first && first->proto != it->proto) {
+			pst_error(st, &it->loc, "\"%s\" contradicts \"%s\": a "
+				  "packet is not both %s and %s", it->name,
+				  first->name, proto_name(first->proto),
+				  proto_name(it->proto));
+			bad = 1;
+		}
+		if (!first)
+			first = it;
+	}
+	for (unsigned i = 0; first && i < l->n; i++) {
+		const struct conf_match *m = &l->v[i].m;
+
+		if (l->v[i].kind != IT_MATCH || m->set_name ||
+		    (m->field != MATCH_IP_PROTOCOL &&
+		     m->field != MATCH_META_L4PROTO))
+			continue;
+		if (elems_have(m, (uint64_t)first->proto) != m->negate)
+			continue;
+		pst_error(st, &first->loc, "\"%s\" needs protocol %s, but "
+			  "\"%s\" excludes it", first->name,
+			  proto_name(first->proto), l->v[i].text);
+		bad = 1;
+	}
+	return bad ? -1 : 0;
+}
+
+static int rule_fill(struct pstate *st, struct conf_rule *r,
+		     struct items *l)
+{
+	struct sbuf b = { 0 };
+	unsigned nm = 0;
+
+	r->matches = calloc(l->n, sizeof(*r->matches));
+	if (!r->matches)
+		return -ENOMEM;
+	r->loc = l->v[0].loc;
+	for (unsigned i = 0; i < l->n; i++) {
+		struct item *it = &l->v[i];
+
+		sb_add(&b, i ? " " : "");
+		sb_add(&b, it->text);
+		if (it->kind == IT_MATCH) {
+			r->matches[nm++] = it->m;
+			memset(&it->m, 0, sizeof(it->m));
+		} else if (it->kind == IT_COUNTER) {
+			r->counter = true;
+		} else if (it->kind == IT_LOG) {
+			r->log = true;
+			r->log_prefix = it->prefix;
+			it->prefix = NULL;
+		} else if (it->kind == IT_MARK) {
+			r->mark_set = true;
+			r->mark = it->mark;
+		} else if (it->kind == IT_BYPASS) {
+			r->bypass = true;
+		} else {
+			r->verdict = it->verdict;
+			r->queue_num = it->queue_num;
+		}
+	}
+	r->n_matches = nm;
+	r->text = sb_done(&b, st);
+	return r->text ? 0 : -ENOMEM;
+}
+
+void pst_rule(struct pstate *st, struct items *l, const struct conf_loc *end)
+{
+	struct conf_hook *h = st->cur_hook;
+	struct conf_rule *n;
+	int bad;
+
+	bad = check_order(st, l, end);
+	bad |= check_protos(st, l);
+	if (bad || !h)
+		goto out;
+	n = realloc(h->rules, (h->n_rules + 1) * sizeof(*n));
+	if (!n) {
+		st->nomem = true;
+		goto out;
+	}
+	h->rules = n;
+	memset(&n[h->n_rules], 0, sizeof(*n));
+	if (rule_fill(st, &n[h->n_rules], l)) {
+		rules_free(&n[h->n_rules], 1);
+		st->nomem = true;
+		goto out;
+	}
+	h->n_rules++;
+out:
+	items_free(l);
+}
+
+/* ---- checks that need the whole file ---- */
+
+static enum set_type field_set_type(enum match_field f)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(field_defs); i++)
+		if (field_defs[i].field == f)
+			return (enum set_type)field_defs[i].set_type;
+	return SET_MARK;
+}
+
+static const char *field_name(enum match_field f, char *buf, size_t len)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(field_defs); i++) {
+		const struct field_def *d = &field_defs[i];
+
+		if (d->field == f) {
+			snprintf(buf, len, "%s%s%s", d->kw, d->word ? " " : "",
+				 d->word ? d->word : "");
+			break;
+		}
+	}
+	return buf;
+}
+
+static void check_set_ref(struct pstate *st, const struct conf_match *m)
+{
+	const struct conf *c = st->conf;
+	enum set_type want = field_set_type(m->field);
+	char name[32];
+
+	for (unsigned i = 0; i < c->n_sets; i++) {
+		if (strcmp(c->sets[i].name, m->set_name))
+			continue;
+		if (c->sets[i].type != want)
+			pst_error(st, &m->set_loc, "set \"%s\" has type %s; "
+				  "\"%s\" needs a set of type %s",
+				  m->set_name,
+				  conf_set_type_name(c->sets[i].type),
+				  field_name(m->field, name, sizeof(name)),
+				  conf_set_type_name(want));
+		return;
+	}
+	for (unsigned i = 0; i < st->n_bad_sets; i++)
+		if (strcmp(st->bad_sets[i], m->set_name) == 0)
+			return;
+	pst_error(st, &m->set_loc, "unknown set \"%s\"", m->set_name);
+}
+
+void pst_finish(struct pstate *st)
+{
+	const struct conf_options *o = &st->conf->opts;
+
+	for (unsigned h = 0; h < HOOK_MAX; h++) {
+		const struct conf_hook *hk = &st->conf->hooks[h];
+
+		for (unsigned r = 0; r < hk->n_rules; r++)
+			for (unsigned i = 0; i < hk->rules[r].n_matches; i++)
+				if (hk->rules[r].matches[i].set_name)
+					check_set_ref(st,
+						&hk->rules[r].matches[i]);
+	}
+	if (o->queues_mode == QUEUES_COUNT &&
+	    o->queue_base + o->queues_count - 1 > 65535)
+		pst_error(st, &st->queues_loc, "queues %u from queue-base %u "
+			  "go past queue 65535", o->queues_count,
+			  o->queue_base);
+}

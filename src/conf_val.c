@@ -1,0 +1,287 @@
+/* conf_val.c - raw parse values, rule items, error records and rule text. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf_parse.h"
+
+/* ---- raw values ---- */
+
+void atom_clear(struct atom *a)
+{
+	free(a->text);
+	a->text = NULL;
+}
+
+struct pelem *pelem_new(enum pelem_kind kind, struct atom *a, struct atom *b)
+{
+	struct pelem *e = calloc(1, sizeof(*e));
+
+	if (!e) {
+		atom_clear(a);
+		if (b)
+			atom_clear(b);
+		return NULL;
+	}
+	e->kind = kind;
+	e->a = *a;
+	if (b)
+		e->b = *b;
+	e->loc = a->loc;
+	return e;
+}
+
+void pelem_free(struct pelem *e)
+{
+	if (!e)
+		return;
+	atom_clear(&e->a);
+	atom_clear(&e->b);
+	free(e);
+}
+
+struct pval *pval_new(struct pelem *first, const struct conf_loc *loc)
+{
+	struct pval *v = calloc(1, sizeof(*v));
+
+	if (!v) {
+		pelem_free(first);
+		return NULL;
+	}
+	v->loc = *loc;
+	if (first && pval_add(v, first)) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+/* Takes e (its contents move into the array) even on failure. */
+int pval_add(struct pval *v, struct pelem *e)
+{
+	struct pelem *n = realloc(v->elems, (v->n + 1) * sizeof(*n));
+
+	if (!n) {
+		pelem_free(e);
+		return -ENOMEM;
+	}
+	v->elems = n;
+	v->elems[v->n++] = *e;
+	free(e);
+	return 0;
+}
+
+void pval_free(struct pval *v)
+{
+	if (!v)
+		return;
+	for (unsigned i = 0; i < v->n; i++) {
+		atom_clear(&v->elems[i].a);
+		atom_clear(&v->elems[i].b);
+	}
+	free(v->elems);
+	free(v->setref);
+	free(v);
+}
+
+void conf_elems_free(struct conf_elem *e, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		free(e[i].str);
+	free(e);
+}
+
+void match_clear(struct conf_match *m)
+{
+	free(m->set_name);
+	conf_elems_free(m->elems, m->n_elems);
+	memset(m, 0, sizeof(*m));
+}
+
+void item_free(struct item *it)
+{
+	if (!it)
+		return;
+	free(it->text);
+	free(it->prefix);
+	match_clear(&it->m);
+	free(it);
+}
+
+struct items *items_new(struct item *first)
+{
+	struct items *l = calloc(1, sizeof(*l));
+
+	if (!l) {
+		item_free(first);
+		return NULL;
+	}
+	if (items_add(l, first)) {
+		free(l);
+		return NULL;
+	}
+	return l;
+}
+
+/* Takes it even on failure. */
+int items_add(struct items *l, struct item *it)
+{
+	if (l->n == l->cap) {
+		unsigned cap = l->cap ? l->cap * 2 : 8;
+		struct item *n = realloc(l->v, cap * sizeof(*n));
+
+		if (!n) {
+			item_free(it);
+			return -ENOMEM;
+		}
+		l->v = n;
+		l->cap = cap;
+	}
+	l->v[l->n++] = *it;
+	free(it);
+	return 0;
+}
+
+static void items_clear(struct item *v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		free(v[i].text);
+		free(v[i].prefix);
+		match_clear(&v[i].m);
+	}
+}
+
+void items_free(struct items *l)
+{
+	if (!l)
+		return;
+	items_clear(l->v, l->n);
+	free(l->v);
+	free(l);
+}
+
+/* ---- errors and text ---- */
+
+void pst_verror(struct pstate *st, const struct conf_loc *loc,
+		const char *fmt, va_list ap)
+{
+	struct perr *e;
+	char msg[1024];
+	int n;
+
+	if (st->n_errs == NFQD_MAX_ERRORS) {
+		if (!st->too_many)
+			st->too_many_loc = *loc;
+		st->too_many = true;
+		return;
+	}
+	n = snprintf(msg, sizeof(msg), "%s:%u:%u: ", st->file, loc->line,
+		     loc->col);
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	e = &st->errs[st->n_errs];
+	e->msg = strdup(msg);
+	if (!e->msg) {
+		st->nomem = true;
+		return;
+	}
+	e->line = loc->line;
+	e->col = loc->col;
+	st->n_errs++;
+}
+
+void pst_error(struct pstate *st, const struct conf_loc *loc,
+	       const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	pst_verror(st, loc, fmt, ap);
+	va_end(ap);
+}
+
+/* A growing string; on ENOMEM it stays NULL and the caller reports it. */
+void sb_add(struct sbuf *b, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (b->nomem)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = (b->len + n + 1) * 2;
+		char *p = realloc(b->s, cap);
+
+		if (!p) {
+			b->nomem = true;
+			return;
+		}
+		b->s = p;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n + 1);
+	b->len += n;
+}
+
+char *sb_done(struct sbuf *b, struct pstate *st)
+{
+	if (b->nomem || !b->s) {
+		free(b->s);
+		st->nomem = true;
+		return NULL;
+	}
+	return b->s;
+}
+
+static void sb_atom(struct sbuf *b, const struct atom *a)
+{
+	if (a->kind == ATOM_STR)
+		sb_add(b, "\"");
+	sb_add(b, a->text);
+	if (a->kind == ATOM_STR)
+		sb_add(b, "\"");
+}
+
+static void sb_elem(struct sbuf *b, const struct pelem *e)
+{
+	sb_atom(b, &e->a);
+	if (e->kind == PE_ONE)
+		return;
+	sb_add(b, e->kind == PE_RANGE ? "-" : "/");
+	sb_atom(b, &e->b);
+}
+
+/* The value as nft would print it: "22", "{ 23, 2323 }", "@set". */
+void sb_pval(struct sbuf *b, const struct pval *v)
+{
+	if (v->setref) {
+		sb_add(b, "@");
+		sb_add(b, v->setref);
+		return;
+	}
+	if (v->list)
+		sb_add(b, v->n ? "{ " : "{");
+	for (unsigned i = 0; i < v->n; i++) {
+		if (i)
+			sb_add(b, v->comma ? "," : ", ");
+		sb_elem(b, &v->elems[i]);
+	}
+	if (v->list)
+		sb_add(b, " }");
+}
+
+struct item *item_new(struct pstate *st, enum item_kind kind,
+			     const struct conf_loc *loc, const char *text)
+{
+	struct item *it = calloc(1, sizeof(*it));
+
+	if (!it || !(it->text = strdup(text))) {
+		free(it);
+		st->nomem = true;
+		return NULL;
+	}
+	it->kind = kind;
+	it->loc = *loc;
+	it->proto = -1;
+	snprintf(it->name, sizeof(it->name), "%s", text);
+	return it;
+}

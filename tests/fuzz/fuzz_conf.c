@@ -1,0 +1,24 @@
+/* fuzz_conf.c - libFuzzer target: any bytes through the config parser. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "conf.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct conf *c = NULL;
+	char *errors = NULL;
+	uint16_t *q = NULL;
+	int rc;
+
+	rc = conf_load_buffer("fuzz.conf", (const char *)data, size, &c,
+			      &errors);
+	if (rc == 0 && conf_queue_numbers(&c->opts, &q) > 0)
+		free(q);
+	conf_free(c);
+	free(errors);
+	return 0;
+}
