@@ -18,4 +18,11 @@ void ifcache_stop(void);
  * Any registered RCU reader thread. */
 bool ifcache_name(uint32_t ifindex, char *name);
 
+/*
+ * Set IFINDEX's NAME (NULL: forget it) and publish at once, as a netlink
+ * notification would. Main thread; for tests and callers that know better.
+ * 0 or -EINVAL.
+ */
+int ifcache_set(uint32_t ifindex, const char *name);
+
 #endif

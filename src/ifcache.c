@@ -1,6 +1,279 @@
-/* ifcache.c - STUB until the rule engine lands. */
-#include "ifcache.h"
+/*
+ * ifcache.c - ifindex -> name from rtnetlink (a dump at start, then link
+ * notifications) on the main loop; published as an immutable hash table
+ * with RCU (QSBR) so workers read it without locks.
+ */
+#include <errno.h>
+#include <ev.h>
+#include <libmnl/libmnl.h>
+#include <linux/if.h>
+#include <linux/rtnetlink.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <urcu-qsbr.h>
 
-int ifcache_start(struct ev_loop *loop) { return 0; }
-void ifcache_stop(void) { }
-bool ifcache_name(uint32_t ifindex, char *name) { return false; }
+#include "ifcache.h"
+#include "log.h"
+
+#define NL_BUF_SIZE	32768	/* as libmnl's MNL_SOCKET_DUMP_SIZE */
+
+struct ifent {
+	uint32_t ifindex;		/* 0: empty slot */
+	char name[IFNAMSIZ];
+};
+
+/* What readers see: never changed once published. */
+struct iftab {
+	unsigned mask;
+	struct ifent e[];
+};
+
+static struct iftab *published;
+
+/* The main thread's working copy, rebuilt into a table on change. */
+static struct ifent *links;
+static unsigned n_links, cap_links;
+
+static struct mnl_socket *mon;
+static struct ev_io mon_io;
+static struct ev_loop *mon_loop;
+
+static unsigned slot_of(uint32_t ifindex, unsigned mask)
+{
+	return (unsigned)((ifindex * 0x9e3779b1u) >> 7) & mask;
+}
+
+static void publish(void)
+{
+	unsigned size = 16;
+	struct iftab *t, *old;
+
+	while (size < n_links * 2)
+		size *= 2;
+	t = calloc(1, sizeof(*t) + size * sizeof(t->e[0]));
+	if (!t) {
+		log_err("ifcache: out of memory; interface names may be stale");
+		return;
+	}
+	t->mask = size - 1;
+	for (unsigned i = 0; i < n_links; i++) {
+		unsigned s = slot_of(links[i].ifindex, t->mask);
+
+		while (t->e[s].ifindex)
+			s = (s + 1) & t->mask;
+		t->e[s] = links[i];
+	}
+	old = rcu_xchg_pointer(&published, t);
+	if (old) {
+		synchronize_rcu();
+		free(old);
+	}
+}
+
+/* Set (NAME) or remove (NULL) IFINDEX in the working copy. */
+static bool update(uint32_t ifindex, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < n_links; i++)
+		if (links[i].ifindex == ifindex)
+			break;
+	if (!name) {
+		if (i == n_links)
+			return false;
+		links[i] = links[--n_links];
+		return true;
+	}
+	if (i == n_links) {
+		if (n_links == cap_links) {
+			unsigned nc = cap_links ? cap_links * 2 : 32;
+			struct ifent *n = realloc(links, nc * sizeof(*n));
+
+			if (!n)
+				return false;
+			links = n;
+			cap_links = nc;
+		}
+		n_links++;
+	} else if (!strncmp(links[i].name, name, IFNAMSIZ)) {
+		return false;
+	}
+	links[i].ifindex = ifindex;
+	strncpy(links[i].name, name, IFNAMSIZ - 1);
+	links[i].name[IFNAMSIZ - 1] = '\0';
+	return true;
+}
+
+int ifcache_set(uint32_t ifindex, const char *name)
+{
+	if (!ifindex)
+		return -EINVAL;
+	if (update(ifindex, name) || !published)
+		publish();
+	return 0;
+}
+
+bool ifcache_name(uint32_t ifindex, char *name)
+{
+	struct iftab *t;
+	bool found = false;
+
+	if (!ifindex)
+		return false;
+	rcu_read_lock();
+	t = rcu_dereference(published);
+	if (t) {
+		for (unsigned s = slot_of(ifindex, t->mask); t->e[s].ifindex;
+		     s = (s + 1) & t->mask) {
+			if (t->e[s].ifindex == ifindex) {
+				memcpy(name, t->e[s].name, IFNAMSIZ);
+				found = true;
+				break;
+			}
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/* One RTM_NEWLINK / RTM_DELLINK: a change to the working copy. */
+static int link_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct ifinfomsg *ifm = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *a;
+	const char *name = NULL;
+	bool *changed = data;
+
+	if (nlh->nlmsg_type != RTM_NEWLINK && nlh->nlmsg_type != RTM_DELLINK)
+		return MNL_CB_OK;
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifm) ||
+	    ifm->ifi_index <= 0)
+		return MNL_CB_OK;
+	mnl_attr_for_each(a, nlh, sizeof(*ifm)) {
+		if (mnl_attr_get_type(a) == IFLA_IFNAME &&
+		    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
+			name = mnl_attr_get_str(a);
+	}
+	if (nlh->nlmsg_type == RTM_DELLINK)
+		*changed |= update((uint32_t)ifm->ifi_index, NULL);
+	else if (name)
+		*changed |= update((uint32_t)ifm->ifi_index, name);
+	return MNL_CB_OK;
+}
+
+/* Read every link with a blocking dump on a socket of its own. */
+static int dump_links(void)
+{
+	char buf[NL_BUF_SIZE];
+	struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct rtgenmsg *rt;
+	uint32_t seq = (uint32_t)time(NULL), portid;
+	bool changed = false;
+	int ret = -EIO;
+	ssize_t n;
+
+	if (!nl)
+		return -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
+		goto out_errno;
+	portid = mnl_socket_get_portid(nl);
+	nlh->nlmsg_type = RTM_GETLINK;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq;
+	rt = mnl_nlmsg_put_extra_header(nlh, sizeof(*rt));
+	rt->rtgen_family = AF_UNSPEC;
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+		goto out_errno;
+	n_links = 0;
+	while ((n = mnl_socket_recvfrom(nl, buf, sizeof(buf))) > 0) {
+		ret = mnl_cb_run(buf, (size_t)n, seq, portid, link_cb,
+				 &changed);
+		if (ret <= MNL_CB_STOP)
+			break;
+	}
+	if (n < 0 || ret < 0)
+		goto out_errno;
+	mnl_socket_close(nl);
+	publish();
+	return 0;
+out_errno:
+	ret = errno ? -errno : -EIO;
+	mnl_socket_close(nl);
+	return ret;
+}
+
+static void mon_cb(struct ev_loop *loop, struct ev_io *w, int revents)
+{
+	char buf[NL_BUF_SIZE];
+	bool changed = false, resync = false;
+	ssize_t n;
+
+	for (;;) {
+		n = mnl_socket_recvfrom(mon, buf, sizeof(buf));
+		if (n == 0)
+			break;
+		if (n < 0) {
+			/* Missed notifications: the only cure is a new dump. */
+			resync = errno == ENOBUFS;
+			if (errno == EINTR || resync)
+				continue;
+			break;
+		}
+		mnl_cb_run(buf, (size_t)n, 0, 0, link_cb, &changed);
+	}
+	if (resync) {
+		int err = dump_links();
+
+		if (err)
+			log_warn("ifcache: link dump failed (%s)",
+				 strerror(-err));
+	} else if (changed) {
+		publish();
+	}
+}
+
+int ifcache_start(struct ev_loop *loop)
+{
+	int err;
+
+	mon = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (!mon)
+		return -errno;
+	/* Subscribe before the dump so no change falls between the two. */
+	if (mnl_socket_bind(mon, RTMGRP_LINK, MNL_SOCKET_AUTOPID) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	err = dump_links();
+	if (err)
+		goto fail;
+	mon_loop = loop;
+	ev_io_init(&mon_io, mon_cb, mnl_socket_get_fd(mon), EV_READ);
+	ev_io_start(loop, &mon_io);
+	return 0;
+fail:
+	mnl_socket_close(mon);
+	mon = NULL;
+	return err;
+}
+
+void ifcache_stop(void)
+{
+	struct iftab *old;
+
+	if (mon) {
+		ev_io_stop(mon_loop, &mon_io);
+		mnl_socket_close(mon);
+		mon = NULL;
+	}
+	old = rcu_xchg_pointer(&published, NULL);
+	if (old) {
+		synchronize_rcu();
+		free(old);
+	}
+	free(links);
+	links = NULL;
+	n_links = cap_links = 0;
+}

@@ -1,43 +1,590 @@
-/* policy.c - STUB until the rule engine lands: every hook accepts. */
+/* policy.c - compiling the config's hook blocks into an immutable policy. */
+#include <errno.h>
 #include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink_queue.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 
-#include "pkt.h"
 #include "policy.h"
-#include "verdict.h"
+#include "policy_int.h"
 
-struct policy {
-	unsigned nslots;
+/* What a match field needs: value kind, set type, family. */
+struct field_info {
+	bool values;			/* takes values (inline or @set) */
+	enum set_kind kind;
+	int set_type;			/* required set type, -1: numeric */
+	unsigned fams;
 };
 
-struct policy *policy_build(const struct conf *c, unsigned nslots, char **errors)
+static struct field_info field_info(enum match_field f)
+{
+	static const struct field_info num = { true, SETK_U32, -1,
+					       FAM_V4 | FAM_V6 };
+
+	switch (f) {
+	case MATCH_IP_SADDR:
+	case MATCH_IP_DADDR:
+		return (struct field_info){ true, SETK_U32, SET_IPV4_ADDR,
+					    FAM_V4 };
+	case MATCH_IP6_SADDR:
+	case MATCH_IP6_DADDR:
+		return (struct field_info){ true, SETK_U128, SET_IPV6_ADDR,
+					    FAM_V6 };
+	case MATCH_IP_PROTOCOL:
+	case MATCH_ICMP_TYPE:
+		return (struct field_info){ true, SETK_U32, -1, FAM_V4 };
+	case MATCH_ICMPV6_TYPE:
+		return (struct field_info){ true, SETK_U32, -1, FAM_V6 };
+	case MATCH_TCP_SPORT:
+	case MATCH_TCP_DPORT:
+	case MATCH_UDP_SPORT:
+	case MATCH_UDP_DPORT:
+		return (struct field_info){ true, SETK_U32, SET_INET_SERVICE,
+					    FAM_V4 | FAM_V6 };
+	case MATCH_IIFNAME:
+	case MATCH_OIFNAME:
+		return (struct field_info){ true, SETK_STR, SET_IFNAME,
+					    FAM_V4 | FAM_V6 };
+	case MATCH_META_MARK:
+		return (struct field_info){ true, SETK_U32, SET_MARK,
+					    FAM_V4 | FAM_V6 };
+	case MATCH_TCP_FLAGS:
+	case MATCH_CT_STATE:
+	case MATCH_LIMIT:
+		return (struct field_info){ false, SETK_U32, -1,
+					    FAM_V4 | FAM_V6 };
+	default:
+		return num;
+	}
+}
+
+static const char *loc_file(const struct conf *c, const struct conf_loc *l)
+{
+	return l->file ? l->file : c->path ? c->path : "<config>";
+}
+
+#define ERR_AT(e, c, l, ...) \
+	errlist_add((e), loc_file((c), (l)), (l)->line, (l)->col, __VA_ARGS__)
+
+static int add_set(struct policy *p, struct set *s)
+{
+	struct set **ns = realloc(p->sets, (p->n_sets + 1) * sizeof(*ns));
+
+	if (!ns)
+		return -ENOMEM;
+	p->sets = ns;
+	p->sets[p->n_sets++] = s;
+	return 0;
+}
+
+const char *policy_add_elem(struct set *s, const struct conf_elem *el)
+{
+	enum set_kind k = set_kind(s);
+	int err;
+
+	if (k == SETK_U32 && el->kind == ELEM_ADDR && el->family == AF_INET) {
+		const uint8_t *a = el->alo, *b = el->ahi;
+
+		err = set_add_u32(s, (uint32_t)a[0] << 24 | a[1] << 16 |
+				     a[2] << 8 | a[3],
+				  (uint32_t)b[0] << 24 | b[1] << 16 |
+				     b[2] << 8 | b[3]);
+	} else if (k == SETK_U32 && el->kind == ELEM_NUM) {
+		if (el->hi > UINT32_MAX || el->lo > el->hi)
+			return "value out of range";
+		err = set_add_u32(s, (uint32_t)el->lo, (uint32_t)el->hi);
+	} else if (k == SETK_U128 && el->kind == ELEM_ADDR &&
+		   el->family == AF_INET6) {
+		err = set_add_u128(s, el->alo, el->ahi);
+	} else if (k == SETK_STR && el->kind == ELEM_STR && el->str) {
+		size_t len = strlen(el->str);
+
+		if (len - (len && el->str[len - 1] == '*') > 15)
+			return "interface name longer than 15 characters";
+		err = set_add_str(s, el->str);
+	} else {
+		return k == SETK_U32 && el->kind == ELEM_ADDR ?
+			"IPv6 value where IPv4 is expected" :
+		       k == SETK_U128 && el->kind == ELEM_ADDR ?
+			"IPv4 value where IPv6 is expected" :
+			"value of the wrong type";
+	}
+	return err == -ENOMEM ? "out of memory" : err ? "bad value" : NULL;
+}
+
+static enum set_kind set_type_kind(enum set_type t)
+{
+	return t == SET_IPV6_ADDR ? SETK_U128 : t == SET_IFNAME ? SETK_STR :
+					       SETK_U32;
+}
+
+/* Relative set-file paths are taken from the config file's directory. */
+static char *set_file_path(const struct conf *c, const char *file)
+{
+	const char *slash = c->path ? strrchr(c->path, '/') : NULL;
+	char *r;
+
+	if (file[0] == '/' || !slash)
+		return strdup(file);
+	if (asprintf(&r, "%.*s/%s", (int)(slash - c->path), c->path,
+		     file) < 0)
+		return NULL;
+	return r;
+}
+
+static struct set *compile_set(const struct conf *c, const struct conf_set *cs,
+			       struct errlist *e)
+{
+	struct set *s = set_new(set_type_kind(cs->type));
+
+	if (!s)
+		return NULL;
+	for (unsigned i = 0; i < cs->n_elems; i++) {
+		const char *msg = policy_add_elem(s, &cs->elems[i]);
+
+		if (msg)
+			ERR_AT(e, c, &cs->elems[i].loc, "set %s: %s",
+			       cs->name, msg);
+	}
+	if (cs->file) {
+		char *path = set_file_path(c, cs->file);
+		int err = path ? policy_load_set_file(s, path, cs->type,
+						      cs->interval, e) :
+				 -ENOMEM;
+
+		if (err && err != -EINVAL)
+			ERR_AT(e, c, &cs->loc, "set %s: cannot read %s: %s",
+			       cs->name, path ? path : cs->file,
+			       strerror(-err));
+		free(path);
+	}
+	if (set_finish(s)) {
+		set_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int compile_sets(struct policy *p, const struct conf *c,
+			struct errlist *e)
+{
+	for (unsigned i = 0; i < c->n_sets; i++) {
+		struct set *s = compile_set(c, &c->sets[i], e);
+
+		if (!s || add_set(p, s)) {
+			set_free(s);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int find_set(const struct conf *c, const char *name)
+{
+	for (unsigned i = 0; i < c->n_sets; i++)
+		if (!strcmp(c->sets[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+/* The "@name" token if the parser recorded it, else the match. */
+static const struct conf_loc *set_loc(const struct conf_match *cm)
+{
+	return cm->set_loc.line ? &cm->set_loc : &cm->loc;
+}
+
+static const char *type_name(enum set_type t)
+{
+	static const char *const names[] = { "ipv4_addr", "ipv6_addr",
+					     "inet_service", "ifname",
+					     "mark" };
+
+	return t <= SET_MARK ? names[t] : "?";
+}
+
+static bool set_type_ok(const struct field_info *fi, enum set_type t)
+{
+	if (fi->set_type >= 0)
+		return (int)t == fi->set_type;
+	return t == SET_INET_SERVICE || t == SET_MARK;
+}
+
+static void compile_limit(struct policy *p, struct cmatch *m,
+			  const struct conf_match *cm)
+{
+	struct limiter *l = &p->lims[p->n_lims++];
+	uint64_t period = (uint64_t)(cm->per_seconds ? cm->per_seconds : 1) *
+			  1000000000ull;
+	uint64_t cap;
+
+	/* As nft's kernel side: rate + burst tokens when the bucket is full. */
+	l->interval = cm->rate ? period / cm->rate : UINT64_MAX;
+	cap = (uint64_t)cm->rate + cm->burst;
+	if (!cm->rate)
+		l->tolerance = 0;
+	else if (l->interval && cap - 1 > UINT64_MAX / 2 / l->interval)
+		l->tolerance = UINT64_MAX / 2;
+	else
+		l->tolerance = (cap - 1) * l->interval;
+	atomic_init(&l->tat, 0);
+	m->lim = l;
+}
+
+static int compile_match(struct policy *p, const struct conf *c,
+			 const struct conf_match *cm, struct cmatch *m,
+			 struct errlist *e)
+{
+	struct field_info fi = field_info(cm->field);
+	struct set *s;
+
+	m->field = cm->field;
+	m->negate = cm->negate;
+	m->mask = cm->field == MATCH_META_MARK ? cm->mask : 0;
+	m->flags = cm->flags;
+	if (cm->field == MATCH_LIMIT) {
+		compile_limit(p, m, cm);
+		return 0;
+	}
+	if (!fi.values)
+		return 0;
+	if (cm->set_name) {
+		int i = find_set(c, cm->set_name);
+
+		if (i < 0) {
+			ERR_AT(e, c, set_loc(cm), "unknown set @%s",
+			       cm->set_name);
+			return 0;
+		}
+		if (!set_type_ok(&fi, c->sets[i].type)) {
+			ERR_AT(e, c, set_loc(cm), "set @%s has type %s, "
+			       "which this match cannot use", cm->set_name,
+			       type_name(c->sets[i].type));
+			return 0;
+		}
+		m->set = p->sets[i];
+		return 0;
+	}
+	if (!cm->n_elems) {
+		ERR_AT(e, c, &cm->loc, "match without a value");
+		return 0;
+	}
+	s = set_new(fi.kind);
+	if (!s || add_set(p, s)) {
+		set_free(s);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < cm->n_elems; i++) {
+		const char *msg = policy_add_elem(s, &cm->elems[i]);
+
+		if (msg)
+			ERR_AT(e, c, &cm->elems[i].loc, "%s", msg);
+	}
+	m->set = s;
+	return set_finish(s);
+}
+
+static uint32_t nf_verdict(enum verdict_kind v, uint16_t queue_num)
+{
+	switch (v) {
+	case VERDICT_DROP:
+		return NF_DROP;
+	case VERDICT_REPEAT:
+		return NF_REPEAT;
+	case VERDICT_QUEUE:
+		return NF_QUEUE_NR((uint32_t)queue_num);
+	default:
+		return NF_ACCEPT;
+	}
+}
+
+/* "FILE:LINE:COL: rule text" of the rule R at L, for error messages. */
+static char *flag_user(const struct conf *c, const struct conf_loc *l,
+		       const struct crule *r)
+{
+	char *s;
+
+	if (asprintf(&s, "%s:%u:%u: %s", loc_file(c, l), l->line, l->col,
+		     r->text) < 0)
+		return NULL;
+	return s;
+}
+
+static int note_kernel_flags(struct policy *p, const struct conf *c,
+			     const struct conf_match *cm, const struct crule *r)
+{
+	char **user = NULL;
+
+	if (cm->field == MATCH_META_SKUID || cm->field == MATCH_META_SKGID) {
+		p->kflags |= NFQA_CFG_F_UID_GID;
+		user = &p->flag_user_uid;
+	} else if (cm->field == MATCH_CT_STATE) {
+		p->kflags |= NFQA_CFG_F_CONNTRACK;
+		user = &p->flag_user_ct;
+	}
+	if (user && !*user) {
+		*user = flag_user(c, &cm->loc, r);
+		if (!*user)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int compile_rule(struct policy *p, const struct conf *c,
+			const struct conf_rule *cr, struct crule *r,
+			struct errlist *e)
+{
+	int err;
+
+	r->text = strdup(cr->text ? cr->text : "?");
+	r->log_prefix = cr->log_prefix ? strdup(cr->log_prefix) : NULL;
+	r->m = calloc(cr->n_matches ? cr->n_matches : 1, sizeof(*r->m));
+	if (!r->text || !r->m || (cr->log_prefix && !r->log_prefix) ||
+	    asprintf(&r->where, "%s:%u:%u", loc_file(c, &cr->loc),
+		     cr->loc.line, cr->loc.col) < 0) {
+		r->where = NULL;
+		return -ENOMEM;
+	}
+	r->n_m = cr->n_matches;
+	r->fams = FAM_V4 | FAM_V6;
+	for (unsigned i = 0; i < cr->n_matches; i++) {
+		err = compile_match(p, c, &cr->matches[i], &r->m[i], e);
+		if (!err)
+			err = note_kernel_flags(p, c, &cr->matches[i], r);
+		if (err)
+			return err;
+		r->fams &= field_info(cr->matches[i].field).fams;
+	}
+	if (cr->bypass && cr->verdict != VERDICT_ACCEPT)
+		ERR_AT(e, c, &cr->loc, "bypass is only allowed before accept");
+	r->verdict = nf_verdict(cr->verdict, cr->queue_num);
+	r->set_mark = cr->mark_set;
+	r->mark = cr->mark;
+	r->bypass = cr->bypass;
+	r->log = cr->log;
+	return 0;
+}
+
+/* Per family, the rules of hook H that can match it, in order. */
+static int index_families(struct policy *p, struct chook *h)
+{
+	for (int f = 0; f < 2; f++) {
+		h->fam[f] = calloc(h->n ? h->n : 1, sizeof(*h->fam[f]));
+		if (!h->fam[f])
+			return -ENOMEM;
+		for (unsigned i = 0; i < h->n; i++) {
+			struct crule *r = &p->rules[h->first + i];
+
+			if (r->fams & (f ? FAM_V6 : FAM_V4))
+				h->fam[f][h->n_fam[f]++] = r;
+		}
+	}
+	return 0;
+}
+
+/* Sizes everything that is allocated once, up front. */
+static int alloc_arrays(struct policy *p, const struct conf *c)
+{
+	unsigned n_lims = 0;
+
+	for (int h = 0; h < HOOK_MAX; h++) {
+		for (unsigned i = 0; i < c->hooks[h].n_rules; i++) {
+			const struct conf_rule *cr = &c->hooks[h].rules[i];
+
+			p->n_rules++;
+			for (unsigned j = 0; j < cr->n_matches; j++)
+				n_lims += cr->matches[j].field == MATCH_LIMIT;
+		}
+	}
+	p->rules = calloc(p->n_rules ? p->n_rules : 1, sizeof(*p->rules));
+	p->lims = aligned_alloc(CACHELINE, (n_lims ? n_lims : 1) *
+					   sizeof(*p->lims));
+	p->lls = aligned_alloc(CACHELINE, (p->n_rules ? p->n_rules : 1) *
+					  sizeof(*p->lls));
+	p->n_ctr = 2 * (size_t)p->n_rules + HOOK_MAX;
+	p->stride = (p->n_ctr * sizeof(uint64_t) + CACHELINE - 1) &
+		    ~(size_t)(CACHELINE - 1);
+	p->ctr = aligned_alloc(CACHELINE, p->stride * (p->nslots ? p->nslots :
+							       1));
+	p->base = calloc(p->n_ctr, sizeof(*p->base));
+	if (!p->rules || !p->lims || !p->lls || !p->ctr || !p->base)
+		return -ENOMEM;
+	memset(p->lims, 0, (n_lims ? n_lims : 1) * sizeof(*p->lims));
+	memset(p->lls, 0, (p->n_rules ? p->n_rules : 1) * sizeof(*p->lls));
+	memset(p->ctr, 0, p->stride * (p->nslots ? p->nslots : 1));
+	return 0;
+}
+
+static int compile_hooks(struct policy *p, const struct conf *c,
+			 struct errlist *e)
+{
+	unsigned idx = 0;
+	int err;
+
+	for (int h = 0; h < HOOK_MAX; h++) {
+		const struct conf_hook *ch = &c->hooks[h];
+		struct chook *hk = &p->hooks[h];
+
+		hk->policy = ch->present ? ch->policy : VERDICT_ACCEPT;
+		hk->policy_verdict = nf_verdict(hk->policy, 0);
+		hk->first = idx;
+		hk->n = ch->n_rules;
+		for (unsigned i = 0; i < ch->n_rules; i++, idx++) {
+			struct crule *r = &p->rules[idx];
+
+			r->idx = idx;
+			r->hook = (enum conf_hook_id)h;
+			r->pos = i + 1;
+			r->ll = &p->lls[idx];
+			err = compile_rule(p, c, &ch->rules[i], r, e);
+			if (err)
+				return err;
+		}
+		err = index_families(p, hk);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+struct policy *policy_build(const struct conf *c, unsigned nslots,
+			    char **errors)
 {
 	struct policy *p = calloc(1, sizeof(*p));
+	struct errlist e = { 0 };
+	int err;
 
-	if (p)
-		p->nslots = nslots;
+	*errors = NULL;
+	if (!p)
+		goto nomem;
+	p->nslots = nslots;
+	p->bypass_mark = c->opts.bypass_mark;
+	err = alloc_arrays(p, c);
+	if (!err)
+		err = compile_sets(p, c, &e);
+	if (!err)
+		err = compile_hooks(p, c, &e);
+	if (err)
+		goto nomem;
+	if (e.n) {
+		policy_free(p);
+		*errors = e.buf ? e.buf : strdup("policy: error\n");
+		return NULL;
+	}
+	free(e.buf);
 	return p;
+nomem:
+	policy_free(p);
+	free(e.buf);
+	*errors = strdup("policy: out of memory\n");
+	return NULL;
 }
 
 void policy_free(struct policy *p)
 {
+	if (!p)
+		return;
+	for (unsigned i = 0; p->rules && i < p->n_rules; i++) {
+		free(p->rules[i].m);
+		free(p->rules[i].text);
+		free(p->rules[i].log_prefix);
+		free(p->rules[i].where);
+	}
+	for (int h = 0; h < HOOK_MAX; h++) {
+		free(p->hooks[h].fam[0]);
+		free(p->hooks[h].fam[1]);
+	}
+	for (unsigned i = 0; i < p->n_sets; i++)
+		set_free(p->sets[i]);
+	free(p->sets);
+	free(p->rules);
+	free(p->lims);
+	free(p->lls);
+	free(p->ctr);
+	free(p->base);
+	free(p->flag_user_uid);
+	free(p->flag_user_ct);
 	free(p);
 }
 
-void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
-		  struct decision *d)
+uint32_t policy_kernel_flags(const struct policy *p)
 {
-	d->verdict = NF_ACCEPT;
-	d->set_mark = false;
-	d->mark = 0;
+	return p ? p->kflags : 0;
 }
 
-uint32_t policy_kernel_flags(const struct policy *p) { return 0; }
-unsigned policy_rule_count(const struct policy *p, enum conf_hook_id h) { return 0; }
-const char *policy_rule_text(const struct policy *p, enum conf_hook_id h, unsigned i) { return ""; }
-void policy_rule_counters(const struct policy *p, enum conf_hook_id h, unsigned i,
-			  uint64_t *packets, uint64_t *bytes) { *packets = *bytes = 0; }
-enum verdict_kind policy_hook_policy(const struct policy *p, enum conf_hook_id h) { return VERDICT_ACCEPT; }
-uint64_t policy_policy_packets(const struct policy *p, enum conf_hook_id h) { return 0; }
-void policy_counters_reset(struct policy *p) { }
-const char *policy_flag_user(const struct policy *p, uint32_t flag) { return NULL; }
+const char *policy_flag_user(const struct policy *p, uint32_t flag)
+{
+	if (!p)
+		return NULL;
+	if (flag & NFQA_CFG_F_CONNTRACK)
+		return p->flag_user_ct;
+	if (flag & NFQA_CFG_F_UID_GID)
+		return p->flag_user_uid;
+	return NULL;
+}
+
+/* Sum of counter word I over all slots, minus the reset baseline. */
+static uint64_t ctr_sum(const struct policy *p, size_t i)
+{
+	uint64_t sum = 0;
+
+	for (unsigned s = 0; s < p->nslots; s++) {
+		const uint64_t *blk = (const uint64_t *)((const char *)p->ctr +
+							 s * p->stride);
+
+		sum += __atomic_load_n(&blk[i], __ATOMIC_RELAXED);
+	}
+	return sum - __atomic_load_n(&p->base[i], __ATOMIC_RELAXED);
+}
+
+unsigned policy_rule_count(const struct policy *p, enum conf_hook_id h)
+{
+	return p && h < HOOK_MAX ? p->hooks[h].n : 0;
+}
+
+const char *policy_rule_text(const struct policy *p, enum conf_hook_id h,
+			     unsigned i)
+{
+	if (!p || h >= HOOK_MAX || i >= p->hooks[h].n)
+		return "";
+	return p->rules[p->hooks[h].first + i].text;
+}
+
+void policy_rule_counters(const struct policy *p, enum conf_hook_id h,
+			  unsigned i, uint64_t *packets, uint64_t *bytes)
+{
+	size_t idx;
+
+	*packets = *bytes = 0;
+	if (!p || h >= HOOK_MAX || i >= p->hooks[h].n)
+		return;
+	idx = p->hooks[h].first + i;
+	*packets = ctr_sum(p, 2 * idx);
+	*bytes = ctr_sum(p, 2 * idx + 1);
+}
+
+enum verdict_kind policy_hook_policy(const struct policy *p,
+				     enum conf_hook_id h)
+{
+	return p && h < HOOK_MAX ? p->hooks[h].policy : VERDICT_ACCEPT;
+}
+
+uint64_t policy_policy_packets(const struct policy *p, enum conf_hook_id h)
+{
+	if (!p || h >= HOOK_MAX)
+		return 0;
+	return ctr_sum(p, 2 * (size_t)p->n_rules + h);
+}
+
+void policy_counters_reset(struct policy *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n_ctr; i++) {
+		uint64_t cur = ctr_sum(p, i) +
+			       __atomic_load_n(&p->base[i], __ATOMIC_RELAXED);
+
+		__atomic_store_n(&p->base[i], cur, __ATOMIC_RELAXED);
+	}
+}

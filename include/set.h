@@ -1,0 +1,53 @@
+/*
+ * set.h - the lookup structures behind sets and inline { lists }: an
+ * open-addressing hash for exact values and a sorted array of disjoint
+ * intervals (binary search) for prefixes and ranges. Built once, then
+ * read-only and safe to read from any number of threads.
+ */
+#ifndef NFQD_SET_H
+#define NFQD_SET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What a set holds; fixes which add/lookup functions apply. */
+enum set_kind {
+	SETK_U32,	/* IPv4 addresses (host order), ports, marks, numbers */
+	SETK_U128,	/* IPv6 addresses (16 bytes, network order) */
+	SETK_STR,	/* interface names; "name*" is a prefix wildcard */
+};
+
+struct set;
+
+/* An empty set being built. NULL on ENOMEM. */
+struct set *set_new(enum set_kind kind);
+void set_free(struct set *s);
+enum set_kind set_kind(const struct set *s);
+
+/*
+ * Add an inclusive range (LO == HI for one value). Only before
+ * set_finish(). 0, -EINVAL (LO > HI, wrong kind) or -ENOMEM.
+ */
+int set_add_u32(struct set *s, uint32_t lo, uint32_t hi);
+int set_add_u128(struct set *s, const uint8_t lo[16], const uint8_t hi[16]);
+/* NAME of at most 15 characters; a trailing '*' makes it a prefix. */
+int set_add_str(struct set *s, const char *name);
+
+/*
+ * Build the lookup structures: exact values into the hash (or into the
+ * interval array when there are only a few), ranges sorted and merged.
+ * 0 or -ENOMEM. After this the set is immutable.
+ */
+int set_finish(struct set *s);
+
+/* Lookups; only after set_finish(). Lock-free, any thread. */
+bool set_has_u32(const struct set *s, uint32_t v);
+bool set_has_u128(const struct set *s, const uint8_t v[16]);
+bool set_has_str(const struct set *s, const char *name);
+
+/* Number of distinct exact values and of merged intervals (for tests). */
+size_t set_n_exact(const struct set *s);
+size_t set_n_intervals(const struct set *s);
+
+#endif

@@ -1,0 +1,113 @@
+/*
+ * policy_int.h - the compiled policy's layout, shared by policy.c (build,
+ * introspection), policy_judge.c (the packet path) and policy_setfile.c.
+ */
+#ifndef NFQD_POLICY_INT_H
+#define NFQD_POLICY_INT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf.h"
+#include "set.h"
+
+#define CACHELINE	64
+#define LOG_LINES_PER_SEC	10	/* per rule; the rest are counted */
+
+/* A shared token bucket as GCRA: one atomic "theoretical arrival time". */
+struct limiter {
+	_Atomic uint64_t tat;		/* ns, CLOCK_MONOTONIC */
+	uint64_t interval;		/* ns per token */
+	uint64_t tolerance;		/* ns: (capacity - 1) * interval */
+} __attribute__((aligned(CACHELINE)));
+
+/* Per-rule log rate limit: "second << 16 | lines", and what was dropped. */
+struct log_limit {
+	_Atomic uint64_t state;
+	_Atomic uint64_t suppressed;
+} __attribute__((aligned(CACHELINE)));
+
+struct cmatch {
+	enum match_field field;
+	bool negate;
+	const struct set *set;		/* values; owned by policy->sets */
+	uint32_t mask;			/* meta mark */
+	uint32_t flags;			/* tcp flags, ct state */
+	struct limiter *lim;		/* limit */
+};
+
+#define FAM_V4	0x1
+#define FAM_V6	0x2
+
+struct crule {
+	struct cmatch *m;
+	unsigned n_m;
+	unsigned idx;			/* policy-wide index: counters */
+	enum conf_hook_id hook;
+	unsigned pos;			/* 1-based position in its hook */
+	unsigned fams;			/* FAM_* this rule can match */
+	uint32_t verdict;		/* NF_* verdict code */
+	bool set_mark;
+	uint32_t mark;
+	bool bypass;
+	bool log;
+	char *log_prefix;
+	char *text;
+	char *where;			/* "FILE:LINE:COL" */
+	struct log_limit *ll;
+};
+
+struct chook {
+	enum verdict_kind policy;
+	uint32_t policy_verdict;
+	unsigned first, n;		/* p->rules[first .. first + n) */
+	struct crule **fam[2];		/* IPv4, IPv6: rules that can match */
+	unsigned n_fam[2];
+};
+
+struct policy {
+	unsigned nslots;
+	unsigned n_rules;
+	struct crule *rules;
+	struct chook hooks[HOOK_MAX];
+	struct set **sets;		/* named and inline; all owned */
+	unsigned n_sets;
+	struct limiter *lims;
+	unsigned n_lims;
+	struct log_limit *lls;
+	uint32_t bypass_mark;
+	uint32_t kflags;
+	char *flag_user_uid, *flag_user_ct;
+	/* Counters: per slot a cache-line aligned block of n_ctr words:
+	 * rule i packets at 2i, bytes at 2i + 1, hook h policy packets at
+	 * 2 * n_rules + h. Written only by the slot's worker. */
+	size_t n_ctr, stride;
+	uint64_t *ctr;
+	uint64_t *base;			/* reset baseline (main thread) */
+};
+
+/* Error list: "FILE:LINE:COL: message\n" lines. */
+struct errlist {
+	char *buf;
+	size_t len;
+	unsigned n;
+};
+
+void errlist_add(struct errlist *e, const char *file, unsigned line,
+		 unsigned col, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/*
+ * Read set file PATH (one element per line) into S, a set of TYPE.
+ * Errors go to E with the file's own line and column. 0 or -errno.
+ */
+int policy_load_set_file(struct set *s, const char *path,
+			 enum set_type type, bool interval, struct errlist *e);
+
+/* Add one parsed element to S (the kind fixes what fits). NULL or a
+ * static message. */
+const char *policy_add_elem(struct set *s, const struct conf_elem *el);
+
+#endif

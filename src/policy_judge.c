@@ -1,0 +1,293 @@
+/* policy_judge.c - the packet path: matching, statements, counters. */
+#include <arpa/inet.h>
+#include <linux/netfilter.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "ifcache.h"
+#include "log.h"
+#include "pkt.h"
+#include "policy.h"
+#include "policy_int.h"
+#include "verdict.h"
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Take one token if there is one (GCRA; one CAS, no lock). */
+static bool limiter_take(struct limiter *l)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t tat = atomic_load_explicit(&l->tat, memory_order_relaxed);
+
+	if (l->interval == UINT64_MAX)
+		return false;
+	for (;;) {
+		uint64_t start = tat > now ? tat : now;
+
+		if (start - now > l->tolerance)
+			return false;
+		if (atomic_compare_exchange_weak_explicit(&l->tat, &tat,
+				start + l->interval, memory_order_relaxed,
+				memory_order_relaxed))
+			return true;
+	}
+}
+
+/*
+ * Interface name of IFINDEX, "" when the packet has no such device (as
+ * nft: then "iifname != x" holds). Unknown to the cache (just created, or
+ * the cache not started): ask the kernel.
+ */
+static void dev_name(uint32_t ifindex, bool present, char name[IF_NAMESIZE])
+{
+	name[0] = '\0';
+	if (!present || !ifindex)
+		return;
+	if (!ifcache_name(ifindex, name) && !if_indextoname(ifindex, name))
+		name[0] = '\0';
+}
+
+static uint32_t get32(const uint8_t *b)
+{
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
+	       (uint32_t)b[2] << 8 | b[3];
+}
+
+/* The match holds, before negation; *OK false if the field is absent. */
+static bool match_value(const struct cmatch *m, const struct pkt *pkt,
+			bool *ok)
+{
+	bool l3 = pkt->flags & PKT_HAS_L3, l4 = pkt->flags & PKT_HAS_L4;
+	bool v4 = l3 && pkt->l3_family == AF_INET;
+	bool v6 = l3 && pkt->l3_family == AF_INET6;
+	char name[IF_NAMESIZE];
+
+	*ok = true;
+	switch (m->field) {
+	case MATCH_IP_SADDR:
+	case MATCH_IP_DADDR:
+		*ok = v4;
+		return v4 && set_has_u32(m->set, get32(
+			m->field == MATCH_IP_SADDR ? pkt->saddr : pkt->daddr));
+	case MATCH_IP6_SADDR:
+	case MATCH_IP6_DADDR:
+		*ok = v6;
+		return v6 && set_has_u128(m->set,
+			m->field == MATCH_IP6_SADDR ? pkt->saddr : pkt->daddr);
+	case MATCH_IP_PROTOCOL:
+		*ok = v4;
+		return v4 && set_has_u32(m->set, pkt->l4proto);
+	case MATCH_META_L4PROTO:
+		*ok = l3;
+		return l3 && set_has_u32(m->set, pkt->l4proto);
+	case MATCH_TCP_SPORT:
+	case MATCH_TCP_DPORT:
+	case MATCH_TCP_FLAGS:
+		*ok = l4 && pkt->l4proto == IPPROTO_TCP;
+		if (!*ok)
+			return false;
+		if (m->field == MATCH_TCP_FLAGS)
+			return (pkt->tcp_flags & m->flags) == m->flags;
+		return set_has_u32(m->set, m->field == MATCH_TCP_SPORT ?
+					   pkt->sport : pkt->dport);
+	case MATCH_UDP_SPORT:
+	case MATCH_UDP_DPORT:
+		*ok = l4 && pkt->l4proto == IPPROTO_UDP;
+		return *ok && set_has_u32(m->set, m->field == MATCH_UDP_SPORT ?
+						  pkt->sport : pkt->dport);
+	case MATCH_ICMP_TYPE:
+		*ok = v4 && l4 && pkt->l4proto == IPPROTO_ICMP;
+		return *ok && set_has_u32(m->set, pkt->icmp_type);
+	case MATCH_ICMPV6_TYPE:
+		*ok = v6 && l4 && pkt->l4proto == IPPROTO_ICMPV6;
+		return *ok && set_has_u32(m->set, pkt->icmp_type);
+	case MATCH_IIFNAME:
+		dev_name(pkt->indev, pkt->flags & PKT_HAS_INDEV, name);
+		return set_has_str(m->set, name);
+	case MATCH_OIFNAME:
+		dev_name(pkt->outdev, pkt->flags & PKT_HAS_OUTDEV, name);
+		return set_has_str(m->set, name);
+	case MATCH_META_MARK:
+		/* No NFQA_MARK attribute means the mark is 0. */
+		return set_has_u32(m->set, (pkt->flags & PKT_HAS_MARK ?
+					    pkt->mark : 0) & m->mask);
+	case MATCH_META_LENGTH:
+		return set_has_u32(m->set, pkt->orig_len ? pkt->orig_len :
+							   pkt->payload_len);
+	case MATCH_META_SKUID:
+		*ok = pkt->flags & PKT_HAS_UID;
+		return *ok && set_has_u32(m->set, pkt->uid);
+	case MATCH_META_SKGID:
+		*ok = pkt->flags & PKT_HAS_GID;
+		return *ok && set_has_u32(m->set, pkt->gid);
+	case MATCH_CT_STATE:
+		*ok = pkt->flags & PKT_HAS_CT;
+		return *ok && (pkt->ct_state & m->flags);
+	case MATCH_LIMIT:
+		return limiter_take(m->lim);
+	}
+	*ok = false;
+	return false;
+}
+
+/*
+ * As nft: a field the packet lacks (no IPv4 header for "ip saddr", not
+ * TCP for "tcp dport", no socket for "meta skuid") fails the match even
+ * when negated; negation only flips the comparison.
+ */
+static bool rule_matches(const struct crule *r, const struct pkt *pkt)
+{
+	for (unsigned i = 0; i < r->n_m; i++) {
+		bool ok, hit = match_value(&r->m[i], pkt, &ok);
+
+		if (!ok || hit == r->m[i].negate)
+			return false;
+	}
+	return true;
+}
+
+/* Plain increment by the owning worker; readers use relaxed loads. */
+static void ctr_add(uint64_t *c, uint64_t v)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v,
+			 __ATOMIC_RELAXED);
+}
+
+static uint64_t *slot_ctr(struct policy *p, unsigned slot)
+{
+	return (uint64_t *)((char *)p->ctr + (size_t)slot * p->stride);
+}
+
+static void log_packet(const struct crule *r, const struct pkt *pkt)
+{
+	char in[IF_NAMESIZE], out[IF_NAMESIZE];
+	char src[INET6_ADDRSTRLEN] = "?", dst[INET6_ADDRSTRLEN] = "?";
+	char l4[48] = "";
+
+	dev_name(pkt->indev, pkt->flags & PKT_HAS_INDEV, in);
+	dev_name(pkt->outdev, pkt->flags & PKT_HAS_OUTDEV, out);
+	if (pkt->flags & PKT_HAS_L3) {
+		inet_ntop(pkt->l3_family, pkt->saddr, src, sizeof(src));
+		inet_ntop(pkt->l3_family, pkt->daddr, dst, sizeof(dst));
+	}
+	if ((pkt->flags & PKT_HAS_L4) && (pkt->l4proto == IPPROTO_ICMP ||
+					  pkt->l4proto == IPPROTO_ICMPV6))
+		snprintf(l4, sizeof(l4), " TYPE=%u", pkt->icmp_type);
+	else if (pkt->flags & PKT_HAS_L4)
+		snprintf(l4, sizeof(l4), " SPT=%u DPT=%u", pkt->sport,
+			 pkt->dport);
+	log_info("%shook %s rule %u (%s): IN=%s OUT=%s SRC=%s DST=%s LEN=%u "
+		 "PROTO=%u%s MARK=0x%x", r->log_prefix ? r->log_prefix : "",
+		 conf_hook_name(r->hook), r->pos, r->where, in, out, src, dst,
+		 pkt->orig_len, pkt->l4proto, l4,
+		 pkt->flags & PKT_HAS_MARK ? pkt->mark : 0);
+}
+
+/*
+ * At most LOG_LINES_PER_SEC lines per rule and second, from all workers
+ * together; the first line of a new second reports what was suppressed.
+ */
+static void log_limited(const struct crule *r, const struct pkt *pkt)
+{
+	struct log_limit *ll = r->ll;
+	uint64_t sec = now_ns(CLOCK_MONOTONIC_COARSE) / 1000000000ull;
+	uint64_t st = atomic_load_explicit(&ll->state, memory_order_relaxed);
+	uint64_t nst, lost;
+
+	for (;;) {
+		if (st >> 16 != sec)
+			nst = sec << 16 | 1;
+		else if ((st & 0xffff) < LOG_LINES_PER_SEC)
+			nst = st + 1;
+		else {
+			atomic_fetch_add_explicit(&ll->suppressed, 1,
+						  memory_order_relaxed);
+			return;
+		}
+		if (atomic_compare_exchange_weak_explicit(&ll->state, &st, nst,
+				memory_order_relaxed, memory_order_relaxed))
+			break;
+	}
+	if ((nst & 0xffff) == 1) {
+		lost = atomic_exchange_explicit(&ll->suppressed, 0,
+						memory_order_relaxed);
+		if (lost)
+			log_info("%shook %s rule %u (%s): %llu messages "
+				 "suppressed", r->log_prefix ? r->log_prefix :
+				 "", conf_hook_name(r->hook), r->pos, r->where,
+				 (unsigned long long)lost);
+	}
+	log_packet(r, pkt);
+}
+
+static int family_index(const struct pkt *pkt)
+{
+	if (pkt->family == NFPROTO_IPV4)
+		return 0;
+	if (pkt->family == NFPROTO_IPV6)
+		return 1;
+	if (pkt->l3_family == AF_INET)
+		return 0;
+	if (pkt->l3_family == AF_INET6)
+		return 1;
+	return -1;
+}
+
+static void apply_rule(struct policy *p, const struct crule *r,
+		       const struct pkt *pkt, struct decision *d)
+{
+	if (r->log)
+		log_limited(r, pkt);
+	d->verdict = r->verdict;
+	if (r->set_mark) {
+		d->set_mark = true;
+		d->mark = r->mark;
+	}
+	if (r->bypass) {
+		if (!d->set_mark)
+			d->mark = pkt->flags & PKT_HAS_MARK ? pkt->mark : 0;
+		d->set_mark = true;
+		d->mark |= p->bypass_mark;
+	}
+}
+
+void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
+		  struct decision *d)
+{
+	int f = family_index(pkt);
+	const struct chook *h;
+	uint64_t *c = NULL;
+
+	d->verdict = NF_ACCEPT;
+	d->set_mark = false;
+	d->mark = 0;
+	if (!p || pkt->hook >= HOOK_MAX)
+		return;
+	h = &p->hooks[pkt->hook];
+	if (slot < p->nslots)
+		c = slot_ctr(p, slot);
+	for (unsigned i = 0; f >= 0 && i < h->n_fam[f]; i++) {
+		const struct crule *r = h->fam[f][i];
+
+		if (!rule_matches(r, pkt))
+			continue;
+		apply_rule(p, r, pkt, d);
+		if (c) {
+			ctr_add(&c[2 * r->idx], 1);
+			ctr_add(&c[2 * r->idx + 1], pkt->orig_len ?
+				pkt->orig_len : pkt->payload_len);
+		}
+		return;
+	}
+	d->verdict = h->policy_verdict;
+	if (c)
+		ctr_add(&c[2 * (size_t)p->n_rules + pkt->hook], 1);
+}

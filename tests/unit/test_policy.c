@@ -1,0 +1,895 @@
+/* test_policy.c - unit tests of policy compilation and judging. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <arpa/inet.h>
+#include <cmocka.h>
+#include <ev.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink_queue.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "ifcache.h"
+#include "pkt.h"
+#include "policy.h"
+#include "verdict.h"
+
+/* ---- building a struct conf by hand (the parser's job in the daemon) */
+
+static struct conf *conf_new(void)
+{
+	struct conf *c = calloc(1, sizeof(*c));
+
+	c->path = "test.conf";
+	c->opts.bypass_mark = 0x40000000;
+	return c;
+}
+
+static struct conf_rule *rule(struct conf *c, enum conf_hook_id h,
+			      enum verdict_kind v, const char *text)
+{
+	struct conf_hook *hk = &c->hooks[h];
+	struct conf_rule *r;
+
+	hk->present = true;
+	hk->rules = realloc(hk->rules, (hk->n_rules + 1) * sizeof(*r));
+	r = &hk->rules[hk->n_rules++];
+	memset(r, 0, sizeof(*r));
+	r->verdict = v;
+	r->text = (char *)text;
+	r->loc = (struct conf_loc){ "test.conf", 10 + hk->n_rules, 5 };
+	return r;
+}
+
+static struct conf_match *match(struct conf_rule *r, enum match_field f,
+				bool negate)
+{
+	struct conf_match *m;
+
+	r->matches = realloc(r->matches, (r->n_matches + 1) * sizeof(*m));
+	m = &r->matches[r->n_matches++];
+	memset(m, 0, sizeof(*m));
+	m->field = f;
+	m->negate = negate;
+	m->mask = 0xffffffff;
+	m->loc = (struct conf_loc){ "test.conf", r->loc.line, 7 };
+	return m;
+}
+
+static struct conf_elem *elem(struct conf_elem **v, unsigned *n)
+{
+	struct conf_elem *e;
+
+	*v = realloc(*v, (*n + 1) * sizeof(*e));
+	e = &(*v)[(*n)++];
+	memset(e, 0, sizeof(*e));
+	e->loc = (struct conf_loc){ "test.conf", 1, 1 };
+	return e;
+}
+
+static void num(struct conf_match *m, uint64_t lo, uint64_t hi)
+{
+	struct conf_elem *e = elem(&m->elems, &m->n_elems);
+
+	e->kind = ELEM_NUM;
+	e->lo = lo;
+	e->hi = hi;
+}
+
+/* "a.b.c.d", "a::b", with "/n" or "-b". */
+static void fill_addr(struct conf_elem *e, const char *text)
+{
+	char t[128], *sep;
+	int af = strchr(text, ':') ? AF_INET6 : AF_INET;
+	unsigned alen = af == AF_INET ? 4 : 16;
+
+	snprintf(t, sizeof(t), "%s", text);
+	e->kind = ELEM_ADDR;
+	e->family = (uint8_t)af;
+	if ((sep = strchr(t, '-'))) {
+		*sep = '\0';
+		assert_int_equal(inet_pton(af, sep + 1, e->ahi), 1);
+		assert_int_equal(inet_pton(af, t, e->alo), 1);
+		return;
+	}
+	unsigned plen = alen * 8;
+
+	if ((sep = strchr(t, '/'))) {
+		*sep = '\0';
+		plen = (unsigned)atoi(sep + 1);
+	}
+	assert_int_equal(inet_pton(af, t, e->alo), 1);
+	memcpy(e->ahi, e->alo, 16);
+	for (unsigned i = 0; i < alen; i++) {
+		unsigned b = plen > i * 8 ? plen - i * 8 : 0;
+		uint8_t mk = b >= 8 ? 0xff : (uint8_t)(0xff00 >> b);
+
+		e->alo[i] &= mk;
+		e->ahi[i] |= (uint8_t)~mk;
+	}
+}
+
+static void addr(struct conf_match *m, const char *text)
+{
+	fill_addr(elem(&m->elems, &m->n_elems), text);
+}
+
+static void str(struct conf_match *m, const char *s)
+{
+	struct conf_elem *e = elem(&m->elems, &m->n_elems);
+
+	e->kind = ELEM_STR;
+	e->str = (char *)s;
+}
+
+static struct conf_set *set(struct conf *c, const char *name,
+			    enum set_type t, bool interval)
+{
+	struct conf_set *s;
+
+	c->sets = realloc(c->sets, (c->n_sets + 1) * sizeof(*s));
+	s = &c->sets[c->n_sets++];
+	memset(s, 0, sizeof(*s));
+	s->name = (char *)name;
+	s->type = t;
+	s->interval = interval;
+	s->loc = (struct conf_loc){ "test.conf", 3, 1 };
+	return s;
+}
+
+static void free_conf(struct conf *c)
+{
+	for (int h = 0; h < HOOK_MAX; h++) {
+		for (unsigned i = 0; i < c->hooks[h].n_rules; i++) {
+			struct conf_rule *r = &c->hooks[h].rules[i];
+
+			for (unsigned j = 0; j < r->n_matches; j++)
+				free(r->matches[j].elems);
+			free(r->matches);
+		}
+		free(c->hooks[h].rules);
+	}
+	for (unsigned i = 0; i < c->n_sets; i++)
+		free(c->sets[i].elems);
+	free(c->sets);
+	free(c);
+}
+
+static struct policy *build(struct conf *c, unsigned nslots)
+{
+	char *err = NULL;
+	struct policy *p = policy_build(c, nslots, &err);
+
+	if (!p)
+		fail_msg("policy_build: %s", err);
+	free(err);
+	return p;
+}
+
+static char *build_err(struct conf *c)
+{
+	char *err = NULL;
+	struct policy *p = policy_build(c, 1, &err);
+
+	assert_null(p);
+	assert_non_null(err);
+	return err;
+}
+
+/* ---- packets */
+
+static uint8_t raw[256];
+
+struct pk {
+	const char *src, *dst;
+	uint8_t proto;
+	uint16_t sport, dport;
+	uint8_t tcp_flags, icmp_type;
+};
+
+static void put16(uint8_t *b, uint16_t v)
+{
+	b[0] = (uint8_t)(v >> 8);
+	b[1] = (uint8_t)v;
+}
+
+static struct pkt mkpkt(enum conf_hook_id hook, const struct pk *k)
+{
+	struct pkt p = { 0 };
+	bool v6 = strchr(k->src, ':');
+	size_t hl = v6 ? 40 : 20, l4 = k->proto == IPPROTO_TCP ? 20 : 12;
+	uint8_t *t = raw + hl;
+
+	memset(raw, 0, sizeof(raw));
+	if (v6) {
+		raw[0] = 0x60;
+		put16(raw + 4, (uint16_t)l4);
+		raw[6] = k->proto;
+		inet_pton(AF_INET6, k->src, raw + 8);
+		inet_pton(AF_INET6, k->dst, raw + 24);
+	} else {
+		raw[0] = 0x45;
+		put16(raw + 2, (uint16_t)(hl + l4));
+		raw[9] = k->proto;
+		inet_pton(AF_INET, k->src, raw + 12);
+		inet_pton(AF_INET, k->dst, raw + 16);
+	}
+	if (k->proto == IPPROTO_ICMP || k->proto == IPPROTO_ICMPV6) {
+		t[0] = k->icmp_type;
+	} else {
+		put16(t, k->sport);
+		put16(t + 2, k->dport);
+		t[12] = 5 << 4;
+		t[13] = k->tcp_flags;
+	}
+	p.hook = (uint8_t)hook;
+	p.family = v6 ? NFPROTO_IPV6 : NFPROTO_IPV4;
+	p.payload = raw;
+	p.payload_len = (uint32_t)(hl + l4);
+	p.orig_len = p.payload_len;
+	pkt_parse_headers(&p);
+	return p;
+}
+
+static uint32_t judge(struct policy *p, const struct pkt *k)
+{
+	struct decision d;
+
+	policy_judge(p, k, 0, &d);
+	return d.verdict;
+}
+
+#define TCP4(s, d, sp, dp) \
+	(&(struct pk){ s, d, IPPROTO_TCP, sp, dp, TCPF_SYN, 0 })
+#define UDP4(s, d, sp, dp) \
+	(&(struct pk){ s, d, IPPROTO_UDP, sp, dp, 0, 0 })
+
+/* ---- tests */
+
+static void test_empty_accepts(void **state)
+{
+	struct conf *c = conf_new();
+	struct policy *p = build(c, 2);
+	struct pkt k;
+
+	for (int h = 0; h < HOOK_MAX; h++) {
+		k = mkpkt((enum conf_hook_id)h,
+			  TCP4("1.1.1.1", "2.2.2.2", 1, 2));
+		assert_int_equal(judge(p, &k), NF_ACCEPT);
+		assert_int_equal(policy_rule_count(p, (enum conf_hook_id)h), 0);
+		assert_int_equal(policy_hook_policy(p, (enum conf_hook_id)h),
+				 VERDICT_ACCEPT);
+		assert_int_equal(policy_policy_packets(p,
+					(enum conf_hook_id)h), 1);
+	}
+	assert_int_equal(policy_kernel_flags(p), 0);
+	assert_null(policy_flag_user(p, NFQA_CFG_F_CONNTRACK));
+	policy_free(p);
+	free_conf(c);
+}
+
+static void test_addresses_and_family(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_rule *r;
+	struct conf_match *m;
+	struct policy *p;
+	struct pkt k;
+	uint64_t pk, by;
+
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "ip saddr 192.0.2.0/24 drop");
+	addr(match(r, MATCH_IP_SADDR, false), "192.0.2.0/24");
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "ip daddr != 10.0.0.1-10.0.0.5 "
+		 "ip saddr 10.9.0.0/16 drop");
+	addr(match(r, MATCH_IP_DADDR, true), "10.0.0.1-10.0.0.5");
+	addr(match(r, MATCH_IP_SADDR, false), "10.9.0.0/16");
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "ip6 saddr 2001:db8::/32 drop");
+	addr(match(r, MATCH_IP6_SADDR, false), "2001:db8::/32");
+	r = rule(c, HOOK_INPUT, VERDICT_REPEAT,
+		 "ip6 daddr { ::1, ::2 } repeat");
+	m = match(r, MATCH_IP6_DADDR, false);
+	addr(m, "::1");
+	addr(m, "::2");
+	p = build(c, 1);
+
+	assert_int_equal(policy_rule_count(p, HOOK_INPUT), 4);
+	assert_string_equal(policy_rule_text(p, HOOK_INPUT, 2),
+			    "ip6 saddr 2001:db8::/32 drop");
+	k = mkpkt(HOOK_INPUT, TCP4("192.0.2.77", "1.1.1.1", 1, 2));
+	assert_int_equal(judge(p, &k), NF_DROP);
+	k = mkpkt(HOOK_OUTPUT, TCP4("192.0.2.77", "1.1.1.1", 1, 2));
+	assert_int_equal(judge(p, &k), NF_ACCEPT);	/* other hook */
+	k = mkpkt(HOOK_INPUT, TCP4("192.0.3.1", "1.1.1.1", 1, 2));
+	assert_int_equal(judge(p, &k), NF_ACCEPT);
+	k = mkpkt(HOOK_INPUT, TCP4("10.9.1.1", "10.0.0.3", 1, 2));
+	assert_int_equal(judge(p, &k), NF_ACCEPT);
+	k = mkpkt(HOOK_INPUT, TCP4("10.9.1.1", "10.0.0.6", 1, 2));
+	assert_int_equal(judge(p, &k), NF_DROP);
+	k = mkpkt(HOOK_INPUT, TCP4("2001:db8:1::1", "::3", 1, 2));
+	assert_int_equal(judge(p, &k), NF_DROP);
+	k = mkpkt(HOOK_INPUT, TCP4("2001:db9::1", "::2", 1, 2));
+	assert_int_equal(judge(p, &k), NF_REPEAT);
+	k = mkpkt(HOOK_INPUT, TCP4("2001:db9::1", "::3", 1, 2));
+	assert_int_equal(judge(p, &k), NF_ACCEPT);
+
+	policy_rule_counters(p, HOOK_INPUT, 0, &pk, &by);
+	assert_int_equal(pk, 1);
+	assert_int_equal(by, 40);
+	policy_rule_counters(p, HOOK_INPUT, 1, &pk, &by);
+	assert_int_equal(pk, 1);
+	assert_int_equal(policy_policy_packets(p, HOOK_INPUT), 3);
+	assert_int_equal(policy_policy_packets(p, HOOK_OUTPUT), 1);
+
+	/* Reset: a baseline, then counting goes on from zero. */
+	policy_counters_reset(p);
+	policy_rule_counters(p, HOOK_INPUT, 0, &pk, &by);
+	assert_int_equal(pk + by, 0);
+	assert_int_equal(policy_policy_packets(p, HOOK_INPUT), 0);
+	k = mkpkt(HOOK_INPUT, TCP4("192.0.2.1", "1.1.1.1", 1, 2));
+	judge(p, &k);
+	policy_rule_counters(p, HOOK_INPUT, 0, &pk, &by);
+	assert_int_equal(pk, 1);
+	/* A slot beyond nslots is judged but not counted. */
+	{
+		struct decision d;
+
+		policy_judge(p, &k, 7, &d);
+		assert_int_equal(d.verdict, NF_DROP);
+		policy_rule_counters(p, HOOK_INPUT, 0, &pk, &by);
+		assert_int_equal(pk, 1);
+	}
+	policy_free(p);
+	free_conf(c);
+}
+
+static void test_ports_protocols(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_rule *r;
+	struct conf_match *m;
+	struct policy *p;
+	struct pkt k;
+
+	c->hooks[HOOK_FORWARD].present = true;
+	c->hooks[HOOK_FORWARD].policy = VERDICT_DROP;
+	r = rule(c, HOOK_FORWARD, VERDICT_DROP, "tcp dport { 23, 2323 } drop");
+	m = match(r, MATCH_TCP_DPORT, false);
+	num(m, 23, 23);
+	num(m, 2323, 2323);
+	r = rule(c, HOOK_FORWARD, VERDICT_ACCEPT, "udp dport 5000-5100 accept");
+	num(match(r, MATCH_UDP_DPORT, false), 5000, 5100);
+	r = rule(c, HOOK_FORWARD, VERDICT_QUEUE, "tcp sport != 22 queue 7");
+	num(match(r, MATCH_TCP_SPORT, true), 22, 22);
+	r->queue_num = 7;
+	r = rule(c, HOOK_FORWARD, VERDICT_ACCEPT, "tcp flags syn,ack accept");
+	match(r, MATCH_TCP_FLAGS, false)->flags = TCPF_SYN | TCPF_ACK;
+	r = rule(c, HOOK_FORWARD, VERDICT_ACCEPT, "icmp type echo-request "
+		 "accept");
+	num(match(r, MATCH_ICMP_TYPE, false), 8, 8);
+	r = rule(c, HOOK_FORWARD, VERDICT_ACCEPT, "icmpv6 type 128 accept");
+	num(match(r, MATCH_ICMPV6_TYPE, false), 128, 128);
+	r = rule(c, HOOK_FORWARD, VERDICT_ACCEPT, "meta l4proto sctp accept");
+	num(match(r, MATCH_META_L4PROTO, false), IPPROTO_SCTP, IPPROTO_SCTP);
+	r = rule(c, HOOK_FORWARD, VERDICT_REPEAT, "ip protocol 17 repeat");
+	num(match(r, MATCH_IP_PROTOCOL, false), 17, 17);
+	p = build(c, 1);
+
+	k = mkpkt(HOOK_FORWARD, TCP4("1.1.1.1", "2.2.2.2", 22, 2323));
+	assert_int_equal(judge(p, &k), NF_DROP);
+	k = mkpkt(HOOK_FORWARD, UDP4("1.1.1.1", "2.2.2.2", 22, 23));
+	assert_int_equal(judge(p, &k), NF_REPEAT);	/* not tcp */
+	k = mkpkt(HOOK_FORWARD, UDP4("1.1.1.1", "2.2.2.2", 22, 5100));
+	assert_int_equal(judge(p, &k), NF_ACCEPT);
+	k = mkpkt(HOOK_FORWARD, UDP4("::1", "::2", 22, 5101));
+	assert_int_equal(judge(p, &k), NF_DROP);	/* v6: no ip protocol */
+	k = mkpkt(HOOK_FORWARD, TCP4("1.1.1.1", "2.2.2.2", 21, 80));
+	assert_int_equal(judge(p, &k), NF_QUEUE_NR(7));
+	k = mkpkt(HOOK_FORWARD, &(struct pk){ "1.1.1.1", "2.2.2.2",
+		  IPPROTO_TCP, 22, 80, TCPF_SYN, 0 });
+	assert_int_equal(judge(p, &k), NF_DROP);	/* syn only */
+	k = mkpkt(HOOK_FORWARD, &(struct pk){ "1.1.1.1", "2.2.2.2",
+		  IPPROTO_TCP, 22, 80, TCPF_SYN | TCPF_ACK | TCPF_PSH, 0 });
+	assert_int_equal(judge(p, &k), NF_ACCEPT);
+	k = mkpkt(HOOK_FORWARD, &(struct pk){ "1.1.1.1", "2.2.2.2",
+		  IPPROTO_ICMP, 0, 0, 0, 8 });
+	assert_int_equal(judge(p, &k), NF_ACCEPT);
+	k = mkpkt(HOOK_FORWARD, &(struct pk){ "1.1.1.1", "2.2.2.2",
+		  IPPROTO_ICMP, 0, 0, 0, 0 });
+	assert_int_equal(judge(p, &k), NF_DROP);
+	k = mkpkt(HOOK_FORWARD, &(struct pk){ "::1", "::2",
+		  IPPROTO_ICMPV6, 0, 0, 0, 128 });
+	assert_int_equal(judge(p, &k), NF_ACCEPT);
+	k = mkpkt(HOOK_FORWARD, &(struct pk){ "::1", "::2",
+		  IPPROTO_ICMP, 0, 0, 0, 8 });
+	assert_int_equal(judge(p, &k), NF_DROP);	/* icmp is v4 only */
+	k = mkpkt(HOOK_FORWARD, &(struct pk){ "::1", "::2",
+		  IPPROTO_SCTP, 1, 2, 0, 0 });
+	assert_int_equal(judge(p, &k), NF_ACCEPT);
+
+	/* Truncated transport header: port matches fail, negated too. */
+	k = mkpkt(HOOK_FORWARD, TCP4("1.1.1.1", "2.2.2.2", 21, 80));
+	k.payload_len = 30;
+	pkt_parse_headers(&k);
+	assert_int_equal(judge(p, &k), NF_DROP);
+	policy_free(p);
+	free_conf(c);
+}
+
+static void test_interfaces(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_rule *r;
+	struct conf_match *m;
+	struct policy *p;
+	struct pkt k;
+	char name[16];
+
+	assert_false(ifcache_name(900, name));	/* before any start */
+	ifcache_set(900, "lan0");
+	ifcache_set(901, "wan0");
+	ifcache_set(902, "veth7");
+	assert_true(ifcache_name(900, name));
+	assert_string_equal(name, "lan0");
+
+	r = rule(c, HOOK_FORWARD, VERDICT_DROP, "iifname \"wan0\" drop");
+	str(match(r, MATCH_IIFNAME, false), "wan0");
+	r = rule(c, HOOK_FORWARD, VERDICT_REPEAT, "oifname { veth*, x } "
+		 "repeat");
+	m = match(r, MATCH_OIFNAME, false);
+	str(m, "veth*");
+	str(m, "x");
+	r = rule(c, HOOK_OUTPUT, VERDICT_DROP, "iifname != \"lan0\" drop");
+	str(match(r, MATCH_IIFNAME, true), "lan0");
+	p = build(c, 1);
+
+	k = mkpkt(HOOK_FORWARD, TCP4("1.1.1.1", "2.2.2.2", 1, 2));
+	k.flags |= PKT_HAS_INDEV | PKT_HAS_OUTDEV;
+	k.indev = 900;
+	k.outdev = 901;
+	assert_int_equal(judge(p, &k), NF_ACCEPT);	/* never swapped */
+	k.indev = 901;
+	k.outdev = 900;
+	assert_int_equal(judge(p, &k), NF_DROP);
+	k.indev = 900;
+	k.outdev = 902;
+	assert_int_equal(judge(p, &k), NF_REPEAT);
+	/* Renames are followed: the match is by name. */
+	ifcache_set(902, "eth9");
+	assert_int_equal(judge(p, &k), NF_ACCEPT);
+	ifcache_set(900, "wan0");
+	assert_int_equal(judge(p, &k), NF_DROP);
+	ifcache_set(900, "lan0");
+
+	/* Output hook: no input device, "iifname != lan0" holds (nft). */
+	k = mkpkt(HOOK_OUTPUT, TCP4("1.1.1.1", "2.2.2.2", 1, 2));
+	k.flags |= PKT_HAS_OUTDEV;
+	k.outdev = 901;
+	assert_int_equal(judge(p, &k), NF_DROP);
+	k.flags |= PKT_HAS_INDEV;
+	k.indev = 900;
+	assert_int_equal(judge(p, &k), NF_ACCEPT);
+	ifcache_set(900, NULL);
+	assert_false(ifcache_name(900, name));
+	policy_free(p);
+	free_conf(c);
+}
+
+static void test_meta_and_statements(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_rule *r;
+	struct conf_match *m;
+	struct policy *p;
+	struct pkt k;
+	struct decision d;
+
+	r = rule(c, HOOK_INPUT, VERDICT_ACCEPT, "meta mark 0x1/0xf mark set "
+		 "0x10 accept");
+	m = match(r, MATCH_META_MARK, false);
+	num(m, 1, 1);
+	m->mask = 0xf;
+	r->mark_set = true;
+	r->mark = 0x10;
+	r = rule(c, HOOK_INPUT, VERDICT_ACCEPT, "meta length 100-200 bypass "
+		 "accept");
+	num(match(r, MATCH_META_LENGTH, false), 100, 200);
+	r->bypass = true;
+	r = rule(c, HOOK_INPUT, VERDICT_ACCEPT, "meta skuid 1000 mark set 2 "
+		 "bypass accept");
+	num(match(r, MATCH_META_SKUID, false), 1000, 1000);
+	r->mark_set = true;
+	r->mark = 2;
+	r->bypass = true;
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "ct state new,invalid drop");
+	match(r, MATCH_CT_STATE, false)->flags = CT_STATE_NEW |
+						 CT_STATE_INVALID;
+	r = rule(c, HOOK_INPUT, VERDICT_REPEAT, "meta skgid != 5 repeat");
+	num(match(r, MATCH_META_SKGID, true), 5, 5);
+	p = build(c, 1);
+
+	assert_int_equal(policy_kernel_flags(p),
+			 NFQA_CFG_F_UID_GID | NFQA_CFG_F_CONNTRACK);
+	assert_string_equal(policy_flag_user(p, NFQA_CFG_F_CONNTRACK),
+			    "test.conf:14:7: ct state new,invalid drop");
+	assert_string_equal(policy_flag_user(p, NFQA_CFG_F_UID_GID),
+			    "test.conf:13:7: meta skuid 1000 mark set 2 "
+			    "bypass accept");
+
+	k = mkpkt(HOOK_INPUT, TCP4("1.1.1.1", "2.2.2.2", 1, 2));
+	k.flags |= PKT_HAS_MARK;
+	k.mark = 0x71;
+	policy_judge(p, &k, 0, &d);
+	assert_int_equal(d.verdict, NF_ACCEPT);
+	assert_true(d.set_mark);
+	assert_int_equal(d.mark, 0x10);
+
+	k.mark = 0x72;
+	k.orig_len = 150;
+	policy_judge(p, &k, 0, &d);
+	assert_true(d.set_mark);
+	assert_int_equal(d.mark, 0x40000072);
+
+	k.orig_len = 40;
+	k.flags |= PKT_HAS_UID;
+	k.uid = 1000;
+	policy_judge(p, &k, 0, &d);
+	assert_true(d.set_mark);
+	assert_int_equal(d.mark, 0x40000002);
+
+	/* No conntrack info: ct state cannot match; no gid: no match. */
+	k.uid = 0;
+	policy_judge(p, &k, 0, &d);
+	assert_int_equal(d.verdict, NF_ACCEPT);
+	assert_false(d.set_mark);
+	k.flags |= PKT_HAS_CT;
+	k.ct_state = CT_STATE_ESTABLISHED;
+	assert_int_equal(judge(p, &k), NF_ACCEPT);
+	k.ct_state = CT_STATE_INVALID;
+	assert_int_equal(judge(p, &k), NF_DROP);
+	k.flags &= ~(uint32_t)PKT_HAS_CT;
+	k.flags |= PKT_HAS_GID;
+	k.gid = 6;
+	assert_int_equal(judge(p, &k), NF_REPEAT);
+	k.gid = 5;
+	assert_int_equal(judge(p, &k), NF_ACCEPT);
+	policy_free(p);
+	free_conf(c);
+}
+
+static void test_limit(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_rule *r;
+	struct conf_match *m;
+	struct policy *p;
+	struct pkt k;
+	int hits = 0;
+
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "limit rate 5/minute drop");
+	m = match(r, MATCH_LIMIT, false);
+	m->rate = 5;
+	m->per_seconds = 60;
+	r = rule(c, HOOK_OUTPUT, VERDICT_DROP, "limit rate over 3/minute "
+		 "burst 2 drop");
+	m = match(r, MATCH_LIMIT, true);
+	m->rate = 3;
+	m->per_seconds = 60;
+	m->burst = 2;
+	p = build(c, 1);
+	k = mkpkt(HOOK_INPUT, TCP4("1.1.1.1", "2.2.2.2", 1, 2));
+	for (int i = 0; i < 20; i++)
+		hits += judge(p, &k) == NF_DROP;
+	assert_int_equal(hits, 5);
+	hits = 0;
+	k = mkpkt(HOOK_OUTPUT, TCP4("1.1.1.1", "2.2.2.2", 1, 2));
+	for (int i = 0; i < 20; i++)
+		hits += judge(p, &k) == NF_DROP;
+	assert_int_equal(hits, 15);
+	policy_free(p);
+	free_conf(c);
+}
+
+struct thr {
+	struct policy *p;
+	struct pkt k;
+	unsigned slot;
+	int drops;
+};
+
+static void *judge_many(void *arg)
+{
+	struct thr *t = arg;
+	struct decision d;
+
+	for (int i = 0; i < 200000; i++) {
+		policy_judge(t->p, &t->k, t->slot, &d);
+		t->drops += d.verdict == NF_DROP;
+	}
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_rule *r;
+	struct conf_match *m;
+	struct policy *p;
+	struct thr t[4];
+	pthread_t tid[4];
+	uint64_t pk, by, total = 0;
+
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "limit rate 1000/minute burst "
+		 "10 drop");
+	m = match(r, MATCH_LIMIT, false);
+	m->rate = 1000;
+	m->per_seconds = 60;
+	m->burst = 10;
+	p = build(c, 4);
+	for (unsigned i = 0; i < 4; i++) {
+		t[i] = (struct thr){ p, mkpkt(HOOK_INPUT, TCP4("1.1.1.1",
+					      "2.2.2.2", 1, 2)), i, 0 };
+		pthread_create(&tid[i], NULL, judge_many, &t[i]);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(tid[i], NULL);
+		total += (uint64_t)t[i].drops;
+	}
+	/* The bucket is shared: 1010 at once, and a few more per second. */
+	assert_true(total >= 1010 && total < 1010 + 100);
+	policy_rule_counters(p, HOOK_INPUT, 0, &pk, &by);
+	assert_int_equal(pk, total);
+	assert_int_equal(policy_policy_packets(p, HOOK_INPUT) + total,
+			 4 * 200000);
+	policy_free(p);
+	free_conf(c);
+}
+
+static char tmpdir[] = "/tmp/test_policy.XXXXXX";
+
+static const char *write_file(const char *name, const char *text)
+{
+	static char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static void test_sets_and_files(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_set *s;
+	struct conf_rule *r;
+	struct policy *p;
+	struct pkt k;
+
+	s = set(c, "blocked", SET_IPV4_ADDR, true);
+	fill_addr(elem(&s->elems, &s->n_elems), "203.0.113.9");
+	s->file = strdup(write_file("blocked.txt", "# blocked hosts\n"
+				    "\n  192.0.2.0/24   # doc net\n"
+				    "198.51.100.1-198.51.100.3\r\n10.1.1.1\n"));
+	s = set(c, "v6", SET_IPV6_ADDR, false);
+	s->file = strdup(write_file("v6.txt", "2001:db8::1\n"));
+	s = set(c, "ports", SET_INET_SERVICE, true);
+	s->file = strdup(write_file("ports.txt", "22\n8000-8080\n0x50\n"));
+	s = set(c, "ifs", SET_IFNAME, false);
+	s->file = strdup(write_file("ifs.txt", "\"lan0\"\nppp*\n"));
+
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "ip saddr @blocked drop");
+	match(r, MATCH_IP_SADDR, false)->set_name = "blocked";
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "ip6 saddr @v6 drop");
+	match(r, MATCH_IP6_SADDR, false)->set_name = "v6";
+	r = rule(c, HOOK_INPUT, VERDICT_REPEAT, "udp dport != @ports repeat");
+	match(r, MATCH_UDP_DPORT, true)->set_name = "ports";
+	r = rule(c, HOOK_INPUT, VERDICT_QUEUE, "iifname @ifs queue 3");
+	match(r, MATCH_IIFNAME, false)->set_name = "ifs";
+	r->queue_num = 3;
+	p = build(c, 1);
+
+	k = mkpkt(HOOK_INPUT, TCP4("203.0.113.9", "1.1.1.1", 1, 2));
+	assert_int_equal(judge(p, &k), NF_DROP);
+	k = mkpkt(HOOK_INPUT, TCP4("192.0.2.200", "1.1.1.1", 1, 2));
+	assert_int_equal(judge(p, &k), NF_DROP);
+	k = mkpkt(HOOK_INPUT, TCP4("198.51.100.3", "1.1.1.1", 1, 2));
+	assert_int_equal(judge(p, &k), NF_DROP);
+	k = mkpkt(HOOK_INPUT, TCP4("198.51.100.4", "1.1.1.1", 1, 2));
+	assert_int_equal(judge(p, &k), NF_ACCEPT);
+	k = mkpkt(HOOK_INPUT, TCP4("10.1.1.1", "1.1.1.1", 1, 2));
+	assert_int_equal(judge(p, &k), NF_DROP);
+	k = mkpkt(HOOK_INPUT, TCP4("2001:db8::1", "::1", 1, 2));
+	assert_int_equal(judge(p, &k), NF_DROP);
+	k = mkpkt(HOOK_INPUT, UDP4("1.1.1.1", "1.1.1.1", 1, 8080));
+	assert_int_equal(judge(p, &k), NF_ACCEPT);
+	k = mkpkt(HOOK_INPUT, UDP4("1.1.1.1", "1.1.1.1", 1, 80));
+	assert_int_equal(judge(p, &k), NF_ACCEPT);
+	k = mkpkt(HOOK_INPUT, UDP4("1.1.1.1", "1.1.1.1", 1, 8081));
+	assert_int_equal(judge(p, &k), NF_REPEAT);
+	ifcache_set(910, "ppp0");
+	k = mkpkt(HOOK_INPUT, TCP4("1.1.1.1", "1.1.1.1", 1, 2));
+	k.flags |= PKT_HAS_INDEV;
+	k.indev = 910;
+	assert_int_equal(judge(p, &k), NF_QUEUE_NR(3));
+	policy_free(p);
+	for (unsigned i = 0; i < c->n_sets; i++)
+		free(c->sets[i].file);
+	free_conf(c);
+}
+
+static void test_errors(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_set *s;
+	struct conf_rule *r;
+	char *err, path[300];
+
+	s = set(c, "bad", SET_IPV4_ADDR, false);
+	s->file = strdup(write_file("bad.txt", "192.0.2.1\n  10.0.0.0/8\n"
+				    "1.2.3\n\n2001:db8::1\n"));
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "ip saddr @nope drop");
+	match(r, MATCH_IP_SADDR, false)->set_name = "nope";
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "tcp dport @bad drop");
+	match(r, MATCH_TCP_DPORT, false)->set_name = "bad";
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "bypass drop");
+	r->bypass = true;
+	err = build_err(c);
+	snprintf(path, sizeof(path), "%s/bad.txt", tmpdir);
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "bad.txt:2:3: "));
+	assert_non_null(strstr(err, "needs \"flags interval\""));
+	assert_non_null(strstr(err, "bad.txt:3:1: "));
+	assert_non_null(strstr(err, "bad.txt:5:1: "));
+	assert_null(strstr(err, "bad.txt:1:"));
+	assert_null(strstr(err, "bad.txt:4:"));
+	assert_non_null(strstr(err, "test.conf:11:7: unknown set @nope"));
+	assert_non_null(strstr(err, "test.conf:12:7: set @bad has type "
+			       "ipv4_addr"));
+	assert_non_null(strstr(err, "test.conf:13:5: bypass is only"));
+	free(err);
+	free(s->file);
+
+	/* A missing set file names the set and the file. */
+	s->file = "/nonexistent/nfqd-set.txt";
+	err = build_err(c);
+	assert_non_null(strstr(err, "test.conf:3:1: set bad: cannot read "
+			       "/nonexistent/nfqd-set.txt"));
+	free(err);
+	free_conf(c);
+}
+
+/* Count newline-terminated lines of FD from its start. */
+static int count_lines(int fd, const char *needle)
+{
+	char buf[65536];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	int lines = 0;
+
+	buf[n > 0 ? n : 0] = '\0';
+	for (char *s = buf; (s = strstr(s, needle)); s++)
+		lines++;
+	return lines;
+}
+
+static void test_log_rate_limit(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_rule *r;
+	struct policy *p;
+	struct pkt k;
+	char path[300];
+	int fd, saved;
+
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "log prefix \"x: \" drop");
+	r->log = true;
+	r->log_prefix = "flood: ";
+	p = build(c, 1);
+	snprintf(path, sizeof(path), "%s/log", tmpdir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	saved = dup(2);
+	dup2(fd, 2);
+	k = mkpkt(HOOK_INPUT, TCP4("1.1.1.1", "2.2.2.2", 1, 2));
+	for (int i = 0; i < 10000; i++)
+		judge(p, &k);
+	dup2(saved, 2);
+	close(saved);
+	/* One second may end mid-loop: at most two seconds' worth. */
+	assert_true(count_lines(fd, "flood: ") >= 10);
+	assert_true(count_lines(fd, "flood: ") <= 21);
+	assert_true(count_lines(fd, "SRC=1.1.1.1 DST=2.2.2.2") >= 10);
+	close(fd);
+	policy_free(p);
+	free_conf(c);
+}
+
+/* Run LOOP until ifcache maps IFINDEX to WANT (NULL: unknown); 2 s max. */
+static bool wait_name(struct ev_loop *loop, unsigned ifindex, const char *want)
+{
+	char name[IF_NAMESIZE];
+
+	for (int i = 0; i < 200; i++) {
+		bool known = ifcache_name(ifindex, name);
+
+		if (want ? known && !strcmp(name, want) : !known)
+			return true;
+		ev_run(loop, EVRUN_NOWAIT);
+		usleep(10000);
+	}
+	return false;
+}
+
+/*
+ * The real thing: dump and notifications from rtnetlink, in a network
+ * namespace of the test's own (skipped when it cannot have one).
+ */
+static void test_ifcache_netlink(void **state)
+{
+	struct ev_loop *loop;
+	unsigned idx;
+	char name[IF_NAMESIZE];
+
+	if (unshare(CLONE_NEWNET) < 0)
+		skip();
+	loop = ev_loop_new(EVFLAG_AUTO);
+	assert_int_equal(ifcache_start(loop), 0);
+	assert_true(ifcache_name(1, name));
+	assert_string_equal(name, "lo");
+	if (system("ip link add nfqdt0 type veth peer name nfqdt1 "
+		   ">/dev/null 2>&1") != 0) {
+		ifcache_stop();
+		ev_loop_destroy(loop);
+		skip();
+	}
+	idx = if_nametoindex("nfqdt0");
+	assert_true(idx > 0);
+	assert_true(wait_name(loop, idx, "nfqdt0"));
+	assert_int_equal(system("ip link set nfqdt0 name nfqdrn"), 0);
+	assert_true(wait_name(loop, idx, "nfqdrn"));
+	assert_int_equal(system("ip link del nfqdrn"), 0);
+	assert_true(wait_name(loop, idx, NULL));
+	ifcache_stop();
+	assert_false(ifcache_name(1, name));
+	ev_loop_destroy(loop);
+}
+
+static int setup(void **state)
+{
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_empty_accepts),
+		cmocka_unit_test(test_addresses_and_family),
+		cmocka_unit_test(test_ports_protocols),
+		cmocka_unit_test(test_interfaces),
+		cmocka_unit_test(test_meta_and_statements),
+		cmocka_unit_test(test_limit),
+		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_sets_and_files),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_log_rate_limit),
+		cmocka_unit_test(test_ifcache_netlink),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,244 @@
+/* test_set.c - unit tests of the set hash and interval structures. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <arpa/inet.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "set.h"
+
+static void a6(const char *s, uint8_t out[16])
+{
+	assert_int_equal(inet_pton(AF_INET6, s, out), 1);
+}
+
+static uint32_t a4(const char *s)
+{
+	struct in_addr a;
+
+	assert_int_equal(inet_pton(AF_INET, s, &a), 1);
+	return ntohl(a.s_addr);
+}
+
+static void test_u32_exact_hash(void **state)
+{
+	struct set *s = set_new(SETK_U32);
+
+	for (uint32_t v = 0; v < 100000; v += 3)
+		assert_int_equal(set_add_u32(s, v, v), 0);
+	assert_int_equal(set_add_u32(s, 3, 3), 0);	/* duplicate */
+	assert_int_equal(set_add_u32(s, UINT32_MAX, UINT32_MAX), 0);
+	assert_int_equal(set_finish(s), 0);
+	assert_int_equal(set_n_exact(s), 33334 + 1);
+	for (uint32_t v = 0; v < 100002; v++)
+		assert_int_equal(set_has_u32(s, v), v % 3 == 0 && v < 100000);
+	assert_true(set_has_u32(s, 0));
+	assert_true(set_has_u32(s, UINT32_MAX));
+	assert_false(set_has_u32(s, UINT32_MAX - 1));
+	assert_int_equal(set_add_u32(s, 7, 7), -EINVAL);	/* finished */
+	set_free(s);
+}
+
+static void test_u32_few_and_zero(void **state)
+{
+	struct set *s = set_new(SETK_U32);
+
+	assert_int_equal(set_add_u32(s, 22, 22), 0);
+	assert_int_equal(set_add_u32(s, 0, 0), 0);
+	assert_int_equal(set_finish(s), 0);
+	assert_true(set_has_u32(s, 22));
+	assert_true(set_has_u32(s, 0));
+	assert_false(set_has_u32(s, 1));
+	assert_false(set_has_u32(s, 23));
+	set_free(s);
+
+	/* A hashed set without 0 must not claim 0. */
+	s = set_new(SETK_U32);
+	for (uint32_t v = 1; v <= 50; v++)
+		set_add_u32(s, v, v);
+	set_finish(s);
+	assert_false(set_has_u32(s, 0));
+	assert_true(set_has_u32(s, 50));
+	set_free(s);
+}
+
+static void test_u32_intervals_merge(void **state)
+{
+	struct set *s = set_new(SETK_U32);
+
+	assert_int_equal(set_add_u32(s, 5, 4), -EINVAL);
+	set_add_u32(s, 100, 200);
+	set_add_u32(s, 150, 300);	/* overlaps */
+	set_add_u32(s, 301, 310);	/* touches */
+	set_add_u32(s, 10, 20);
+	set_add_u32(s, 12, 15);		/* inside */
+	set_add_u32(s, 400, 400);
+	set_add_u32(s, UINT32_MAX - 5, UINT32_MAX);
+	set_add_u32(s, UINT32_MAX - 1, UINT32_MAX);
+	assert_int_equal(set_finish(s), 0);
+	assert_int_equal(set_n_intervals(s), 4);
+	assert_false(set_has_u32(s, 9));
+	assert_true(set_has_u32(s, 10));
+	assert_true(set_has_u32(s, 20));
+	assert_false(set_has_u32(s, 21));
+	assert_false(set_has_u32(s, 99));
+	assert_true(set_has_u32(s, 100));
+	assert_true(set_has_u32(s, 250));
+	assert_true(set_has_u32(s, 310));
+	assert_false(set_has_u32(s, 311));
+	assert_true(set_has_u32(s, 400));
+	assert_false(set_has_u32(s, 401));
+	assert_true(set_has_u32(s, UINT32_MAX));
+	assert_true(set_has_u32(s, UINT32_MAX - 5));
+	assert_false(set_has_u32(s, UINT32_MAX - 6));
+	assert_false(set_has_u32(s, 0));
+	set_free(s);
+}
+
+static void test_ipv4_prefixes(void **state)
+{
+	struct set *s = set_new(SETK_U32);
+
+	/* 0.0.0.0/0 must hold every address, 10.0.0.0/8 and a host. */
+	set_add_u32(s, a4("10.0.0.0"), a4("10.255.255.255"));
+	set_add_u32(s, a4("192.0.2.0"), a4("192.0.2.255"));
+	for (int i = 0; i < 20; i++)
+		set_add_u32(s, a4("203.0.113.9") + (uint32_t)i,
+			    a4("203.0.113.9") + (uint32_t)i);
+	set_finish(s);
+	assert_true(set_has_u32(s, a4("10.1.2.3")));
+	assert_false(set_has_u32(s, a4("11.0.0.0")));
+	assert_false(set_has_u32(s, a4("9.255.255.255")));
+	assert_true(set_has_u32(s, a4("192.0.2.255")));
+	assert_false(set_has_u32(s, a4("192.0.3.0")));
+	assert_true(set_has_u32(s, a4("203.0.113.28")));
+	assert_false(set_has_u32(s, a4("203.0.113.29")));
+	set_free(s);
+
+	s = set_new(SETK_U32);
+	set_add_u32(s, 0, UINT32_MAX);
+	set_finish(s);
+	assert_true(set_has_u32(s, 0));
+	assert_true(set_has_u32(s, UINT32_MAX));
+	assert_true(set_has_u32(s, a4("1.2.3.4")));
+	set_free(s);
+}
+
+static void test_ipv6(void **state)
+{
+	struct set *s = set_new(SETK_U128);
+	uint8_t lo[16], hi[16], v[16];
+
+	a6("2001:db8::", lo);
+	a6("2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", hi);
+	assert_int_equal(set_add_u128(s, lo, hi), 0);
+	assert_int_equal(set_add_u128(s, hi, lo), -EINVAL);
+	a6("::", lo);
+	assert_int_equal(set_add_u128(s, lo, lo), 0);	/* :: exact */
+	for (int i = 1; i <= 20; i++) {
+		a6("fe80::", v);
+		v[15] = (uint8_t)i;
+		set_add_u128(s, v, v);
+	}
+	/* Ranges that straddle the 64-bit halves. */
+	a6("2001:db9::ffff:ffff:ffff:fff0", lo);
+	a6("2001:db9:0:1::10", hi);
+	set_add_u128(s, lo, hi);
+	a6("ffff:ffff:ffff:ffff:ffff:ffff:ffff:fff0", lo);
+	memset(hi, 0xff, 16);
+	set_add_u128(s, lo, hi);
+	assert_int_equal(set_finish(s), 0);
+	assert_true(set_n_exact(s) >= 21);
+
+	a6("2001:db8::1", v);
+	assert_true(set_has_u128(s, v));
+	a6("2001:db8:abcd::", v);
+	assert_true(set_has_u128(s, v));
+	a6("2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", v);
+	assert_false(set_has_u128(s, v));
+	a6("2001:db9::", v);
+	assert_false(set_has_u128(s, v));
+	a6("::", v);
+	assert_true(set_has_u128(s, v));
+	a6("::1", v);
+	assert_false(set_has_u128(s, v));
+	a6("fe80::14", v);
+	assert_true(set_has_u128(s, v));
+	a6("fe80::15", v);
+	assert_false(set_has_u128(s, v));
+	a6("2001:db9::ffff:ffff:ffff:ffff", v);
+	assert_true(set_has_u128(s, v));
+	a6("2001:db9:0:1::10", v);
+	assert_true(set_has_u128(s, v));
+	a6("2001:db9:0:1::11", v);
+	assert_false(set_has_u128(s, v));
+	memset(v, 0xff, 16);
+	assert_true(set_has_u128(s, v));
+	set_free(s);
+}
+
+static void test_names(void **state)
+{
+	struct set *s = set_new(SETK_STR);
+	char name[16];
+
+	assert_int_equal(set_add_str(s, "eth0"), 0);
+	assert_int_equal(set_add_str(s, "veth*"), 0);
+	assert_int_equal(set_add_str(s, "0123456789abcdef"), -EINVAL);
+	assert_int_equal(set_add_str(s, "0123456789abcde"), 0);
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "tap%d", i);
+		set_add_str(s, name);
+	}
+	assert_int_equal(set_finish(s), 0);
+	assert_true(set_has_str(s, "eth0"));
+	assert_false(set_has_str(s, "eth"));
+	assert_false(set_has_str(s, "eth00"));
+	assert_true(set_has_str(s, "veth"));
+	assert_true(set_has_str(s, "veth123"));
+	assert_false(set_has_str(s, "vet"));
+	assert_true(set_has_str(s, "tap39"));
+	assert_false(set_has_str(s, "tap40"));
+	assert_true(set_has_str(s, "0123456789abcde"));
+	assert_false(set_has_str(s, ""));
+	set_free(s);
+
+	s = set_new(SETK_STR);
+	set_add_str(s, "*");
+	set_finish(s);
+	assert_true(set_has_str(s, "anything"));
+	set_free(s);
+}
+
+static void test_big_u32(void **state)
+{
+	struct set *s = set_new(SETK_U32);
+
+	for (uint32_t v = 0; v < 1000000; v++)
+		set_add_u32(s, 0x0a000000 + v * 7, 0x0a000000 + v * 7);
+	assert_int_equal(set_finish(s), 0);
+	assert_int_equal(set_n_exact(s), 1000000);
+	for (uint32_t v = 0; v < 7000000; v += 1)
+		if (set_has_u32(s, 0x0a000000 + v) != (v % 7 == 0))
+			fail_msg("value %u", v);
+	set_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_u32_exact_hash),
+		cmocka_unit_test(test_u32_few_and_zero),
+		cmocka_unit_test(test_u32_intervals_merge),
+		cmocka_unit_test(test_ipv4_prefixes),
+		cmocka_unit_test(test_ipv6),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_big_u32),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
