@@ -8,7 +8,10 @@
 #define NFQD_STATS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "queue.h"
 
 struct nfqd;
 struct stats;
@@ -31,6 +34,30 @@ struct kqueue_line {
  * namespace). 0, -ENOENT if the queue is not listed, or negative errno.
  */
 int stats_kernel_line(uint16_t num, struct kqueue_line *out);
+
+/* One queue's row: what the stats file and "nfqd-ctl stats" report. */
+struct stats_row {
+	uint16_t queue;
+	int cpu;			/* -1 if not pinned */
+	struct kqueue_line k;		/* zeros if not listed */
+	struct queue_counters c;
+};
+
+/*
+ * Snapshot every bound queue (registry order, ascending) with its kernel
+ * line and counters. Main thread (a registered RCU reader). Returns the
+ * number of rows (>= 0) with *out malloc'd (caller frees), or a negative
+ * errno.
+ */
+int stats_snapshot(struct stats_row **out);
+
+/* Format ROW as one stats file line (interface.md §2), with '\n'. Returns
+ * what snprintf returns. */
+int stats_format_line(const struct stats_row *row, char *buf, size_t size);
+
+/* Create the directory holding PATH, and its parents, mode 0755, if
+ * missing (for the stats file and the control socket). 0 or -errno. */
+int stats_mkdir_parent(const char *path);
 
 /* Start the stats timer on d->loop with d->conf's options; writes the file
  * once at once. Creates the directory if missing. 0 or negative errno. */

@@ -1,0 +1,44 @@
+/*
+ * ctl_client.h - the client end of the control protocol, for nfqd-ctl:
+ * one request, one response (ctl_client.c); and rendering of the daemon's
+ * JSON documents as text tables and Prometheus exposition (ctl_render.c).
+ */
+#ifndef NFQD_CTL_CLIENT_H
+#define NFQD_CTL_CLIENT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+struct proto_request;
+
+struct ctl_reply {
+	uint16_t status;	/* PROTO_ST_* */
+	char *payload;		/* NUL-terminated JSON text, malloc'd */
+	uint32_t len;
+};
+
+/*
+ * Connect to the socket at PATH, send REQ, and wait at most TIMEOUT_MS
+ * for the whole response. Returns 0 with *reply filled (caller frees
+ * reply->payload), or a negative errno with a one-line reason in ERR
+ * (naming PATH): the daemon could not be reached or did not answer
+ * with a valid frame.
+ */
+int ctl_client_call(const char *path, const struct proto_request *req,
+		    int timeout_ms, struct ctl_reply *reply,
+		    char *err, size_t errlen);
+
+/*
+ * Render the daemon's answer to status / stats / rules as text on F.
+ * 0, or -EINVAL if J does not have the documented shape.
+ */
+int ctl_render_status(FILE *f, json_t *j);
+int ctl_render_stats(FILE *f, json_t *j);
+int ctl_render_rules(FILE *f, json_t *j);
+
+/* The stats document in Prometheus text exposition format 0.0.4. */
+int ctl_render_prometheus(FILE *f, json_t *j);
+
+#endif

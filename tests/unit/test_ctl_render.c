@@ -1,0 +1,130 @@
+/* test_ctl_render.c - unit tests of nfqd-ctl's text output (ctl_render.c). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ctl_client.h"
+
+static const char stats_doc[] =
+	"{\"queues\":[{\"queue\":0,\"cpu\":0,\"packets\":10,\"bytes\":600,"
+	"\"accepted\":7,\"dropped\":3,\"other\":0,\"batches\":2,"
+	"\"enobufs\":0,\"errors\":0,\"queue_total\":0,\"queue_dropped\":0,"
+	"\"user_dropped\":0,\"id_sequence\":10},"
+	"{\"queue\":1,\"cpu\":-1,\"packets\":12345678901,\"bytes\":0,"
+	"\"accepted\":0,\"dropped\":0,\"other\":0,\"batches\":0,"
+	"\"enobufs\":0,\"errors\":0,\"queue_total\":0,\"queue_dropped\":0,"
+	"\"user_dropped\":0,\"id_sequence\":0}]}";
+
+/* Render with FN into a string (caller frees). */
+static char *render(int (*fn)(FILE *, json_t *), const char *doc, int *ret)
+{
+	json_t *j = json_loads(doc, 0, NULL);
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(j);
+	assert_non_null(f);
+	*ret = fn(f, j);
+	fclose(f);
+	json_decref(j);
+	return out;
+}
+
+static void test_stats_table(void **state)
+{
+	int ret;
+	char *out = render(ctl_render_stats, stats_doc, &ret);
+	char *line2;
+
+	assert_int_equal(ret, 0);
+	assert_true(strncmp(out, "queue cpu     packets bytes accepted",
+			    36) == 0);
+	line2 = strchr(out, '\n') + 1;
+	assert_true(strncmp(line2, "    0   0          10   600        7",
+			    36) == 0);
+	assert_non_null(strstr(out, "    1  -1 12345678901"));
+	free(out);
+}
+
+static void test_prometheus(void **state)
+{
+	int ret;
+	char *out = render(ctl_render_prometheus, stats_doc, &ret);
+
+	assert_int_equal(ret, 0);
+	assert_non_null(strstr(out,
+		"# TYPE nfqd_packets_total counter\n"
+		"nfqd_packets_total{queue=\"0\"} 10\n"
+		"nfqd_packets_total{queue=\"1\"} 12345678901\n"));
+	assert_non_null(strstr(out, "# HELP nfqd_dropped_total "));
+	assert_non_null(strstr(out, "nfqd_queue_cpu{queue=\"1\"} -1\n"));
+	assert_non_null(strstr(out,
+			       "# TYPE nfqd_kernel_queue_length gauge\n"));
+	free(out);
+}
+
+static void test_rules(void **state)
+{
+	int ret;
+	char *out = render(ctl_render_rules,
+			   "{\"generation\":2,\"hooks\":[{\"hook\":\"input\","
+			   "\"policy\":\"accept\",\"policy_packets\":5,"
+			   "\"rules\":[{\"index\":1,"
+			   "\"rule\":\"udp dport 9 drop\","
+			   "\"packets\":3,\"bytes\":180}]}]}", &ret);
+
+	assert_int_equal(ret, 0);
+	assert_string_equal(out, "generation 2\n"
+			    "hook input: policy accept, 5 packets\n"
+			    "  index packets bytes  rule\n"
+			    "      1       3   180  udp dport 9 drop\n");
+	free(out);
+}
+
+static void test_status(void **state)
+{
+	int ret;
+	char *out = render(ctl_render_status,
+			   "{\"version\":\"0.1.0\",\"pid\":42,\"uptime\":3725,"
+			   "\"config\":\"/etc/nfqd/nfqd.conf\","
+			   "\"generation\":1,"
+			   "\"queues\":[0,1]}", &ret);
+
+	assert_int_equal(ret, 0);
+	assert_non_null(strstr(out, "uptime:      1h 2m 5s\n"));
+	assert_non_null(strstr(out, "queues:      0 1\n"));
+	free(out);
+}
+
+static void test_bad_shape(void **state)
+{
+	int ret;
+
+	free(render(ctl_render_stats, "{\"x\":1}", &ret));
+	assert_int_equal(ret, -EINVAL);
+	free(render(ctl_render_rules, "[]", &ret));
+	assert_int_equal(ret, -EINVAL);
+	free(render(ctl_render_status, "{}", &ret));
+	assert_int_equal(ret, -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stats_table),
+		cmocka_unit_test(test_prometheus),
+		cmocka_unit_test(test_rules),
+		cmocka_unit_test(test_status),
+		cmocka_unit_test(test_bad_shape),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
