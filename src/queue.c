@@ -643,10 +643,7 @@ static void loop_acquire(struct ev_loop *loop)
 static void *worker_main(void *arg)
 {
 	struct queue *q = arg;
-	char name[16];
 
-	snprintf(name, sizeof(name), "nfqd-q%u", q->num);
-	pthread_setname_np(pthread_self(), name);
 	rcu_register_thread();
 	ev_run(q->loop, 0);
 	counters_publish(q);
@@ -657,6 +654,7 @@ static void *worker_main(void *arg)
 int queue_start(struct queue *q)
 {
 	pthread_attr_t attr;
+	char name[16];
 	int rc;
 
 	q->loop = ev_loop_new(EVFLAG_AUTO | EVFLAG_NOSIGMASK);
@@ -685,6 +683,9 @@ int queue_start(struct queue *q)
 			q->num, q->cpu, strerror(rc));
 		return -rc;
 	}
+	/* Named by the creator, so the name is there once start returns. */
+	snprintf(name, sizeof(name), "nfqd-q%u", q->num);
+	pthread_setname_np(q->thread, name);
 	q->started = true;
 	log_debug("queue %u: worker started on CPU %d", q->num, q->cpu);
 	return 0;

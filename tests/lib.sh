@@ -192,8 +192,9 @@ sink_udp_packets() {
 	in_b nft list chain inet nfqdsink in | awk '/udp counter/ { for (i = 1; i <= NF; i++) if ($i == "packets") print $(i + 1) }'
 }
 
-# Send $3 UDP datagrams from namespace $1 to $2 (dport 9 onwards with
-# varied source ports) with the benchmark generator if built.
+# Send $3 UDP datagrams from namespace $1 to $2 with the generator
+# (tests/bench/nfqd-gen; default destination port 9, one source port per
+# source address: pass -S A,B,... for several flows, -P N for N ports).
 send_udp() {
 	local ns=$1 dst=$2 count=$3
 	shift 3

@@ -1,0 +1,61 @@
+#!/bin/bash
+# Install the build and test dependencies, build nfqd with warnings as
+# errors, and run the whole test suite: unit tests, integration tests
+# against the real kernel in their own network namespaces, and a short
+# run of every fuzz target. Run as root from anywhere in a clone.
+# In CI (CI=true) a skipped integration test fails the run.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+jobs=$(nproc)
+"$top/contrib/install-deps.sh"
+
+cd "$top"
+./autogen.sh >/dev/null
+pkg-config --exists cmocka || { echo "test: cmocka missing" >&2; exit 1; }
+
+echo "== build (gcc, -Werror)"
+mkdir -p "$top/build"
+cd "$top/build"
+../configure --enable-werror >/dev/null
+make -j"$jobs" >/dev/null
+
+echo "== make check"
+status=0
+make -j"$jobs" check >check.out 2>&1 || status=$?
+grep -E '^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR):' check.out || true
+if [ $status -ne 0 ]; then
+	echo "== failing test logs"
+	for log in $(find . -name '*.log' ! -name test-suite.log ! -name config.log); do
+		grep -qE '^:test-result: (FAIL|ERROR)' "${log%.log}.trs" 2>/dev/null \
+			&& { echo "--- $log"; tail -n 60 "$log"; }
+	done
+fi
+pass=$(grep -c '^PASS:' check.out || true)
+fail=$(grep -cE '^(FAIL|ERROR|XPASS):' check.out || true)
+skip=$(grep -c '^SKIP:' check.out || true)
+
+echo "== fuzz (clang, libFuzzer + ASan, ${FUZZ_SECONDS:-15} s per target)"
+mkdir -p "$top/build-fuzz"
+cd "$top/build-fuzz"
+fstatus=0
+{
+	CC=clang CFLAGS="-g -O1 -fsanitize=fuzzer-no-link,address" \
+		../configure --enable-fuzz >/dev/null &&
+	make -j"$jobs" libnfqd.la >/dev/null &&
+	make fuzz-run FUZZ_SECONDS="${FUZZ_SECONDS:-15}" >fuzz.out 2>&1
+} || fstatus=$?
+grep -E '^fuzz:|stat::number_of_executed_units|ERROR' fuzz.out || true
+if [ $fstatus -eq 0 ]; then
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1))
+	tail -n 40 fuzz.out
+fi
+
+if [ "${CI:-}" = true ] && [ "$skip" -gt 0 ]; then
+	echo "test: $skip tests skipped; in CI a skip is a failure" >&2
+	fail=$((fail + skip))
+fi
+echo "tests: $pass passed, $fail failed, $skip skipped"
+[ "$status" -eq 0 ] && [ "$fstatus" -eq 0 ] && [ "$fail" -eq 0 ]

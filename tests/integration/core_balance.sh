@@ -1,0 +1,55 @@
+#!/bin/bash
+# Two queues behind --queue-balance 0:1: 100,000 UDP datagrams and pings
+# all arrive, both queues are used, the kernel dropped nothing.
+. "$(dirname "$0")/../lib.sh"
+
+ns_setup
+sink_setup
+require_cmd iptables ping
+# queue-balance hashes addresses only: many sources spread the flows.
+srcs=192.0.2.1
+for i in $(seq 10 25); do
+	in_a ip addr add 192.0.2.$i/24 dev va
+	srcs="$srcs,192.0.2.$i"
+done
+in_b iptables -A INPUT -p udp -j NFQUEUE --queue-balance 0:1
+in_b iptables -A INPUT -p icmp -j NFQUEUE --queue-balance 0:1
+
+conf=$(conf_file nfqd.conf <<EOF
+options {
+	queues 2;
+	queue-maxlen 65536;
+	rcvbuf 64M;
+	stats-file "$TMP/stats";
+	control-socket "$TMP/nfqd.sock";
+}
+EOF
+)
+start_nfqd "$NS_B" "$conf"
+wait_bound "$NS_B" 0 1
+
+in_a ping -c 20 -i 0.01 -W 2 -q 192.0.2.2 >"$TMP/ping.out" \
+	|| fail "ping through nfqd lost packets: $(cat "$TMP/ping.out")"
+send_udp "$NS_A" 192.0.2.2 100000 -P 64 -S "$srcs"
+
+for i in $(seq 1 200); do
+	[ "$(sink_udp_packets)" = 100000 ] && break
+	sleep 0.1
+done
+got=$(sink_udp_packets)
+[ "$got" = 100000 ] || fail "sink saw $got of 100000 datagrams"
+
+seq0=$(kqueue_field "$NS_B" 0 8)
+seq1=$(kqueue_field "$NS_B" 1 8)
+log "id_sequence: queue 0 $seq0, queue 1 $seq1"
+[ "$seq0" -gt 0 ] && [ "$seq1" -gt 0 ] || fail "not both queues used"
+[ $((seq0 + seq1)) -eq 100020 ] || fail "queued $((seq0 + seq1)), want 100020"
+for q in 0 1; do
+	[ "$(kqueue_field "$NS_B" $q 6)" = 0 ] || fail "queue $q: queue_dropped"
+	[ "$(kqueue_field "$NS_B" $q 7)" = 0 ] || fail "queue $q: user_dropped"
+done
+
+stop_nfqd
+accepted=$(final_counter accepted)
+[ "$accepted" = 100020 ] || fail "nfqd accepted $accepted, want 100020"
+log "ok: 100,000 datagrams and 20 pings through 2 queues"

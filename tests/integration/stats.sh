@@ -1,0 +1,150 @@
+#!/bin/sh
+# stats.sh - the stats file, "nfqd-ctl stats" and "rules" count exactly:
+# N packets sent, M of them matching a drop rule, give N received, N-M
+# accepted, M dropped and M hits on the rule everywhere; columns 1-9 of the
+# file equal the kernel's line; the file is never seen half-written; the
+# Prometheus output parses; "counters reset" zeroes nfqd's counters.
+. "$TOP_SRCDIR/tests/lib.sh"
+. "$TOP_SRCDIR/tests/integration/ctl_lib.sh"
+
+N=1000
+M=137
+ns_setup
+sink_setup
+queue_rule_setup 0
+
+STATS="$TMP/run/stats"
+SOCK="$TMP/run/nfqd.sock"
+CONF=$(conf_file nfqd.conf <<EOF
+options {
+    queues { 0 };
+    stats-file "$STATS";
+    stats-interval 1;
+    control-socket "$SOCK";
+}
+hook input {
+    policy accept;
+    udp dport 9 drop;
+}
+EOF
+)
+start_nfqd "$NS_B" "$CONF"
+wait_bound "$NS_B" 0
+wait_file "$SOCK"
+wait_file "$STATS"
+
+send_udp_to "$NS_A" 192.0.2.2 $((N - M)) 5000
+send_udp_to "$NS_A" 192.0.2.2 "$M" 9
+wait_stats_field "$STATS" 0 10 "$N"
+# One more interval: the file now holds the settled kernel line too.
+sleep 1.3
+
+line=$(awk '$1 == 0' "$STATS")
+log "stats file: $line"
+[ "$(echo "$line" | wc -w)" -eq 18 ] || fail "stats line has not 18 fields: $line"
+set -- $line
+[ "${10}" -eq "$N" ] || fail "packets ${10}, want $N"
+[ "${11}" -eq $((N * 46)) ] || fail "bytes ${11}, want $((N * 46))"
+[ "${12}" -eq $((N - M)) ] || fail "accepted ${12}, want $((N - M))"
+[ "${13}" -eq "$M" ] || fail "dropped ${13}, want $M"
+[ "${14}" -eq 0 ] || fail "other ${14}, want 0"
+[ "${16}" -eq 0 ] && [ "${17}" -eq 0 ] || fail "enobufs/errors not 0: $line"
+[ "${15}" -ge 1 ] || fail "batches ${15}"
+kfile=$(echo "$line" | awk '{ print $1, $2, $3, $4, $5, $6, $7, $8, $9 }')
+kline=$(kqueue_line "$NS_B" 0 | awk '{ print $1, $2, $3, $4, $5, $6, $7, $8, $9 }')
+log "kernel line: $kline"
+[ "$kfile" = "$kline" ] || fail "columns 1-9 '$kfile' differ from the kernel's '$kline'"
+# Same formatting too, so tools that read the kernel file read this one.
+kraw=$(kqueue_line "$NS_B" 0)
+[ "$(printf '%s\n' "$line" | cut -c1-${#kraw})" = "$kraw" ] \
+	|| fail "columns 1-9 not formatted as the kernel's: '$line' vs '$kraw'"
+[ "$(sink_udp_packets)" -eq $((N - M)) ] || fail "sink saw $(sink_udp_packets), want $((N - M))"
+
+# The same through the control socket, JSON.
+ctl -j stats >"$TMP/stats.json" || fail "nfqd-ctl stats -j failed"
+json_check "$TMP/stats.json" "
+q = d['queues'][0]
+assert len(d['queues']) == 1, d
+assert q['queue'] == 0 and q['packets'] == $N, q
+assert q['accepted'] == $((N - M)) and q['dropped'] == $M, q
+assert q['bytes'] == $((N * 46)) and q['other'] == 0, q
+k = '$kline'.split()
+assert q['queue_total'] == int(k[2]) and q['queue_dropped'] == int(k[5]), (q, k)
+assert q['user_dropped'] == int(k[6]) and q['id_sequence'] == int(k[7]), (q, k)
+for key in ('cpu', 'batches', 'enobufs', 'errors'):
+    assert key in q, key
+" || fail "stats JSON wrong"
+
+ctl -j rules >"$TMP/rules.json" || fail "nfqd-ctl rules -j failed"
+json_check "$TMP/rules.json" "
+assert d['generation'] == 1, d
+hooks = {h['hook']: h for h in d['hooks']}
+assert list(hooks) == ['prerouting', 'input', 'forward', 'output', 'postrouting'], list(hooks)
+h = hooks['input']
+assert h['policy'] == 'accept' and h['policy_packets'] == $((N - M)), h
+r = h['rules'][0]
+assert len(h['rules']) == 1 and r['index'] == 1, h
+assert r['rule'] == 'udp dport 9 drop', r
+assert r['packets'] == $M and r['bytes'] == $((M * 46)), r
+" || fail "rules JSON wrong"
+
+# Text forms.
+ctl stats >"$TMP/stats.txt" || fail "nfqd-ctl stats failed"
+head -n 1 "$TMP/stats.txt" | grep -q '^queue cpu *packets' || fail "stats header: $(head -n 1 "$TMP/stats.txt")"
+awk 'NR == 2 { exit !($1 == 0 && $3 == '"$N"') }' "$TMP/stats.txt" || fail "stats row: $(cat "$TMP/stats.txt")"
+ctl rules | grep -q "udp dport 9 drop" || fail "rules text lacks the rule"
+
+# Prometheus exposition parses and carries the counters.
+ctl stats --prometheus >"$TMP/prom.txt" || fail "nfqd-ctl stats --prometheus failed"
+"$PY" "$TOP_SRCDIR/tests/integration/prom_check.py" nfqd_packets_total \
+	nfqd_dropped_total nfqd_kernel_queue_length <"$TMP/prom.txt" \
+	|| fail "Prometheus output invalid: $(cat "$TMP/prom.txt")"
+grep -qx "nfqd_packets_total{queue=\"0\"} $N" "$TMP/prom.txt" || fail "nfqd_packets_total wrong"
+grep -qx "nfqd_dropped_total{queue=\"0\"} $M" "$TMP/prom.txt" || fail "nfqd_dropped_total wrong"
+if command -v promtool >/dev/null 2>&1; then
+	promtool check metrics <"$TMP/prom.txt" || fail "promtool rejects the output"
+fi
+
+# A reader in a tight loop never sees a partial file, while traffic flows.
+"$PY" - "$STATS" <<'EOF' &
+import sys, time
+path, end, reads = sys.argv[1], time.monotonic() + 3.5, 0
+while time.monotonic() < end:
+    with open(path) as f:
+        data = f.read()
+    lines = data.split("\n")
+    if not data.endswith("\n") or len(lines) != 2 or len(lines[0].split()) != 18:
+        print("partial stats file seen: %r" % data)
+        sys.exit(1)
+    reads += 1
+print("# stats.sh: %d whole reads" % reads)
+EOF
+reader=$!
+bg_pid $reader
+send_udp_to "$NS_A" 192.0.2.2 3000 5000
+sleep 1
+send_udp_to "$NS_A" 192.0.2.2 3000 5000
+wait $reader || fail "a reader saw a partial stats file"
+wait_stats_field "$STATS" 0 10 $((N + 6000))
+[ -z "$(ls "$TMP/run" | grep -v -e '^stats$' -e '^nfqd.sock$')" ] || fail "stray files: $(ls "$TMP/run")"
+
+# counters reset: nfqd's counters to zero, the kernel's untouched.
+ctl counters reset || fail "counters reset failed"
+ctl -j stats >"$TMP/stats2.json" || fail "stats after reset"
+json_check "$TMP/stats2.json" "
+q = d['queues'][0]
+assert q['packets'] == 0 and q['accepted'] == 0 and q['dropped'] == 0, q
+assert q['id_sequence'] >= $((N + 6000)), q
+" || fail "counters not reset"
+ctl -j rules >"$TMP/rules2.json"
+json_check "$TMP/rules2.json" "
+h = [h for h in d['hooks'] if h['hook'] == 'input'][0]
+assert h['rules'][0]['packets'] == 0 and h['policy_packets'] == 0, h
+" || fail "rule counters not reset"
+send_udp_to "$NS_A" 192.0.2.2 5 9
+wait_stats_field "$STATS" 0 13 5
+
+stop_nfqd
+[ ! -e "$STATS" ] || fail "stats file left after exit"
+[ ! -e "$SOCK" ] || fail "control socket left after exit"
+log "ok"
