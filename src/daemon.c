@@ -8,6 +8,7 @@
 #include <ev.h>
 #include <linux/netfilter/nfnetlink_queue.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -237,14 +238,90 @@ static int start_queues(struct nfqd *d, const uint16_t *nums, unsigned n)
 	 * while waiting for the kernel's ACKs: publish the policy first. */
 	registry_publish_policy(p);
 	rc = open_queues(d, r, nums, p);
-	for (unsigned i = 0; i < n && rc == 0; i++)
-		rc = start_worker(r->q[i]);
 	if (rc < 0) {
 		close_queues(r->q, n);
 		free(r);
 		return rc;
 	}
 	registry_publish(r);
+	return 0;
+}
+
+/* Workers start last: they inherit the credentials the main thread has
+ * then (see drop_privileges()). */
+static int start_workers(void)
+{
+	struct registry *r = registry_get();
+	int rc = 0;
+
+	for (unsigned i = 0; i < r->n && rc == 0; i++)
+		rc = start_worker(r->q[i]);
+	return rc;
+}
+
+/* Does the directory of PATH exist? */
+static bool dir_exists(const char *path)
+{
+	char *dir = strdup(path), *slash;
+	bool exists = true;
+
+	if (!dir)
+		return true;
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		exists = access(dir, F_OK) == 0;
+	}
+	free(dir);
+	return exists;
+}
+
+static void dir_of(const char *path, char *dir, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	size_t len = slash && slash != path ? (size_t)(slash - path) : 1;
+
+	snprintf(dir, size, "%.*s", (int)len, slash ? path : ".");
+}
+
+/*
+ * Run as opts.user with only CAP_NET_ADMIN (workers send verdicts and a
+ * reload may bind queues: nfnetlink checks the capability on every
+ * message). The stats directory nfqd created is handed to that user; one
+ * that existed must already be writable by it.
+ */
+static int drop_privileges(const struct conf_options *o, bool created_dir)
+{
+	char dir[4096];
+	struct passwd *pw;
+	int rc;
+
+	if (!o->user)
+		return 0;
+	pw = getpwnam(o->user);
+	if (!pw) {
+		log_err("user \"%s\": no such user", o->user);
+		return -ENOENT;
+	}
+	dir_of(o->stats_file, dir, sizeof(dir));
+	if (created_dir && chown(dir, pw->pw_uid, pw->pw_gid) < 0)
+		log_warn("stats: chown %s to %s failed (%s)", dir, o->user,
+			 strerror(errno));
+	capng_clear(CAPNG_SELECT_BOTH);
+	capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED,
+		     CAP_NET_ADMIN);
+	rc = capng_change_id((int)pw->pw_uid, (int)pw->pw_gid,
+			     CAPNG_DROP_SUPP_GRP | CAPNG_CLEAR_BOUNDING);
+	if (rc != 0) {
+		log_err("user \"%s\": cannot switch to uid %u (libcap-ng error %d)",
+			o->user, pw->pw_uid, rc);
+		return -EPERM;
+	}
+	if (access(dir, W_OK) < 0)
+		log_warn("stats: %s is not writable by user %s: the stats file will not be updated",
+			 dir, o->user);
+	log_info("running as user %s (uid %u) with CAP_NET_ADMIN only",
+		 o->user, pw->pw_uid);
 	return 0;
 }
 
@@ -293,6 +370,7 @@ int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 {
 	uint16_t *nums = NULL;
 	char *errors = NULL;
+	bool created;
 	int n, rc;
 
 	d->pid = getpid();
@@ -327,11 +405,16 @@ int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 	if (rc < 0)
 		return rc;
 	d->generation = 1;
+	created = !dir_exists(d->conf->opts.stats_file);
 	rc = ifcache_start(d->loop);
 	if (rc == 0)
 		rc = ctl_start(d, &d->ctl);
 	if (rc == 0)
 		rc = stats_start(d, &d->stats);
+	if (rc == 0)
+		rc = drop_privileges(&d->conf->opts, created);
+	if (rc == 0)
+		rc = start_workers();
 	if (rc < 0)
 		return rc;
 	log_info("started: %d queues, config %s, generation 1", n,

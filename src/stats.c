@@ -35,6 +35,23 @@ struct stats {
 };
 
 /*
+ * The kernel's file is root-only (0440): it is opened once, while nfqd is
+ * still root, and rewound for every read, so the stats keep their kernel
+ * columns after the switch to option "user".
+ */
+static FILE *kqueue_file;
+
+static FILE *kqueue_open(void)
+{
+	if (kqueue_file) {
+		rewind(kqueue_file);
+		return kqueue_file;
+	}
+	kqueue_file = fopen(KQUEUE_PROC, "re");
+	return kqueue_file;
+}
+
+/*
  * Read every line of the kernel's file. Returns the count with *out
  * malloc'd, or a negative errno. No nfnetlink_queue module loaded means
  * no file: that is zero queues, not an error.
@@ -47,7 +64,7 @@ static int kernel_lines_read(struct kqueue_line **out)
 	FILE *f;
 
 	*out = NULL;
-	f = fopen(KQUEUE_PROC, "re");
+	f = kqueue_open();
 	if (!f)
 		return errno == ENOENT ? 0 : -errno;
 	while (fgets(line, sizeof(line), f)) {
@@ -61,14 +78,12 @@ static int kernel_lines_read(struct kqueue_line **out)
 			nv = realloc(v, cap * sizeof(*v));
 			if (!nv) {
 				free(v);
-				fclose(f);
 				return -ENOMEM;
 			}
 			v = nv;
 		}
 		v[n++] = k;
 	}
-	fclose(f);
 	*out = v;
 	return (int)n;
 }
@@ -385,4 +400,7 @@ void stats_stop(struct stats *s)
 	free(s->path);
 	free(s->tmp);
 	free(s);
+	if (kqueue_file)
+		fclose(kqueue_file);
+	kqueue_file = NULL;
 }
