@@ -421,6 +421,21 @@ static int send_cmd(struct queue *q, uint8_t cmd)
 	return talk(q, nlh);
 }
 
+/* Send q->params.flags (all the flags nfqd manages) and wait. */
+static int send_flags(struct queue *q)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = cfg_msg(buf, q->num);
+	int rc;
+
+	put_flags(nlh, q->params.flags, MANAGED_FLAGS);
+	rc = talk(q, nlh);
+	if (rc < 0)
+		log_err("queue %u: kernel refused queue flags 0x%x (%s)",
+			q->num, q->params.flags, strerror(-rc));
+	return rc;
+}
+
 static int configure(struct queue *q)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
@@ -435,13 +450,7 @@ static int configure(struct queue *q)
 			strerror(-rc));
 		return rc;
 	}
-	nlh = cfg_msg(buf, q->num);
-	put_flags(nlh, q->params.flags, MANAGED_FLAGS);
-	rc = talk(q, nlh);
-	if (rc < 0)
-		log_err("queue %u: kernel refused queue flags 0x%x (%s)",
-			q->num, q->params.flags, strerror(-rc));
-	return rc;
+	return send_flags(q);
 }
 
 int queue_probe_flags(struct queue *q, uint32_t flags)
@@ -462,18 +471,10 @@ int queue_probe_flags(struct queue *q, uint32_t flags)
 
 int queue_set_kernel_flags(struct queue *q, uint32_t kflags)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = cfg_msg(buf, q->num);
 	uint32_t optional = NFQA_CFG_F_UID_GID | NFQA_CFG_F_CONNTRACK;
-	int rc;
 
 	q->params.flags = (q->params.flags & ~optional) | (kflags & optional);
-	put_flags(nlh, q->params.flags, MANAGED_FLAGS);
-	rc = talk(q, nlh);
-	if (rc < 0)
-		log_err("queue %u: kernel refused queue flags 0x%x (%s)",
-			q->num, q->params.flags, strerror(-rc));
-	return rc;
+	return send_flags(q);
 }
 
 static void params_from_options(struct queue_params *p,

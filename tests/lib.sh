@@ -211,3 +211,15 @@ final_counter() {
 		for (i = 1; i <= NF; i++) if ($i == k) s += $(i + 1)
 	} END { print s + 0 }' "$TMP/nfqd.log"
 }
+
+# Give namespace A the addresses 192.0.2.10-25 besides 192.0.2.1 and
+# print them comma-separated (for nfqd-gen -S): --queue-balance hashes
+# addresses only, so many sources are what spreads flows over queues.
+add_sources() {
+	local i srcs=192.0.2.1
+	for i in $(seq 10 25); do
+		in_a ip addr add 192.0.2.$i/24 dev va
+		srcs="$srcs,192.0.2.$i"
+	done
+	echo "$srcs"
+}

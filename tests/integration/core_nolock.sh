@@ -12,11 +12,7 @@ require_cmd iptables cc strace
 cc -shared -fPIC -O2 -o "$TMP/nolock.so" "$TOP_SRCDIR/tests/integration/nolock_shim.c" -ldl \
 	|| fail "cannot build the preload shim"
 in_b iptables -A INPUT -p udp -j NFQUEUE --queue-balance 0:1
-srcs=192.0.2.1
-for i in $(seq 10 25); do
-	in_a ip addr add 192.0.2.$i/24 dev va
-	srcs="$srcs,192.0.2.$i"
-done
+srcs=$(add_sources)
 
 conf=$(conf_file nfqd.conf <<EOF
 options {

@@ -6,11 +6,7 @@
 ns_setup
 sink_setup
 require_cmd iptables
-srcs=192.0.2.1
-for i in $(seq 10 25); do
-	in_a ip addr add 192.0.2.$i/24 dev va
-	srcs="$srcs,192.0.2.$i"
-done
+srcs=$(add_sources)
 # No --queue-bypass: once nfqd is gone the kernel drops, so nothing
 # reaches the sink except what nfqd accepted.
 in_b iptables -A INPUT -p udp -j NFQUEUE --queue-balance 0:1

@@ -20,11 +20,7 @@ table inet sink {
 	}
 }
 NFT
-srcs=192.0.2.1
-for i in $(seq 10 25); do
-	in_a ip addr add 192.0.2.$i/24 dev va
-	srcs="$srcs,192.0.2.$i"
-done
+srcs=$(add_sources)
 
 write_conf() {
 	cat >"$TMP/nfqd.conf.new" <<EOF
