@@ -63,6 +63,7 @@ struct queue {
 	unsigned slot;
 	struct mnl_socket *nl;
 	int fd;
+	bool bound;		/* ours in the kernel: unbind on stop */
 	uint32_t seq;
 	struct queue_params params;
 
@@ -551,6 +552,7 @@ int queue_open(struct queue **out, uint16_t num, int cpu, unsigned slot,
 		log_err("queue %u: bind failed (%s)", num, strerror(-rc));
 		return rc;
 	}
+	q->bound = true;
 	return configure(q);
 }
 
@@ -728,7 +730,7 @@ void queue_stop(struct queue *q)
 		pthread_join(q->thread, NULL);
 		q->started = false;
 	}
-	if (!q->nl)
+	if (!q->bound)
 		return;
 	/* The kernel drops what is still queued when it unbinds: every
 	 * packet message read from here on is one of those. */
@@ -739,6 +741,7 @@ void queue_stop(struct queue *q)
 	if (q->flushed)
 		log_info("queue %u: unbound; the kernel dropped %llu packets still queued",
 			 q->num, (unsigned long long)q->flushed);
+	q->bound = false;
 	counters_publish(q);
 }
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Start-up failures exit 1 with one clear line: a queue bound by another
+# Start-up failures exit 1 with exactly one clear line: a queue bound by another
 # process, no CAP_NET_ADMIN, a -c file that does not exist. The daemon
 # already running keeps working.
 . "$(dirname "$0")/../lib.sh"
@@ -29,6 +29,7 @@ expect_fail() {
 	rc=$?
 	[ $rc -eq 1 ] || fail "$* exited $rc, want 1; output: $out"
 	echo "$out" | grep -qF "$want" || fail "$*: no \"$want\" in: $out"
+	[ "$(echo "$out" | wc -l)" -eq 1 ] || fail "$*: not one line: $out"
 	log "refused as expected: $(echo "$out" | grep -F "$want")"
 }
 
