@@ -6,7 +6,7 @@ set -eu
 PKGS="build-essential autoconf automake libtool pkg-config flex bison
 libmnl-dev libnetfilter-queue-dev liburcu-dev libev-dev libjansson-dev
 libsystemd-dev libcap-ng-dev libcmocka-dev
-iproute2 iptables nftables iputils-ping socat python3 util-linux procps
+iproute2 iptables nftables iputils-ping socat python3 util-linux procps strace
 clang libclang-rt-dev"
 
 missing=""
