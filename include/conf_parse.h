@@ -116,7 +116,8 @@ struct pstate {
 void pst_error(struct pstate *st, const struct conf_loc *loc,
 	       const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void pst_verror(struct pstate *st, const struct conf_loc *loc,
-		const char *fmt, va_list ap);
+		const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 
 /* Numbers: decimal, 0x hex, optional K/M/G (saturates at UINT64_MAX). */
 uint64_t conf_parse_number(const char *s, bool *sized);
