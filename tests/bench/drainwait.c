@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <sched.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
@@ -197,6 +198,7 @@ int main(int argc, char **argv)
 	struct dw_queue_state pre, st;
 	uint64_t base, sink = 0, t0, t_empty = 0, t_end = 0, deadline;
 	unsigned long polls = 0;
+	struct sched_param idle = { .sched_priority = 0 };
 	struct timespec pause;
 	unsigned int i;
 	bool have_n = false;
@@ -256,6 +258,14 @@ int main(int argc, char **argv)
 
 	pause.tv_sec = (time_t)(poll_us / 1000000);
 	pause.tv_nsec = (long)(poll_us % 1000000) * 1000;
+	/*
+	 * Poll at SCHED_IDLE: the stopwatch must not take CPU time from the
+	 * consumer it times. With one queue a CPU is free anyway; with one
+	 * queue per CPU every poll would otherwise preempt a worker. When
+	 * the drain ends the CPUs go idle and the poll runs at once.
+	 */
+	if (sched_setscheduler(0, SCHED_IDLE, &idle) < 0)
+		perror("nfqd-drainwait: SCHED_IDLE (polling at normal priority)");
 	t0 = now_ns();
 	deadline = t0 + timeout_s * 1000000000ULL;
 	for (i = 0; i < npids; i++) {
