@@ -350,7 +350,17 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner,
 	char msg[512], name[64];
 	int n = yypcontext_expected_tokens(ctx, exp, YYNTOKENS);
 	size_t o = 0;
-	int shown = 0, punct = 0, semi = 0;
+	int shown = 0, punct = 0, semi = 0, verdict = 0;
+
+	for (int i = 0; i < n; i++)
+		verdict |= exp[i] == YYSYMBOL_ACCEPT;
+	/* A word where a rule goes on is most often a misspelt keyword:
+	 * "expecting ';'" would send the reader the wrong way. */
+	if (tok == YYSYMBOL_WORD && verdict && st->last_text) {
+		pst_error(st, &loc, "unknown word \"%.40s\"; expected a match, a statement (counter, log, mark set, bypass) or a verdict (accept, drop, repeat, queue N)",
+			  st->last_text);
+		return 0;
+	}
 
 	sym_name(name, sizeof(name), tok);
 	o += snprintf(msg + o, sizeof(msg) - o, "syntax error, unexpected %s",

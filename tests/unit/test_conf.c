@@ -550,8 +550,16 @@ static const struct err_case err_cases[] = {
 	  "t.conf:3:1: syntax error, unexpected end of file, expecting "
 	  "'}'\n" },
 	{ "hook input { x; }",
-	  "t.conf:1:14: syntax error, unexpected name \"x\", expecting "
-	  "'}'\n" },
+	  "t.conf:1:14: unknown word \"x\"; expected a match, a statement "
+	  "(counter, log, mark set, bypass) or a verdict (accept, drop, "
+	  "repeat, queue N)\n" },
+	{ "hook input { tcp dport 23 dro; }",
+	  "t.conf:1:27: unknown word \"dro\"; expected a match, a statement "
+	  "(counter, log, mark set, bypass) or a verdict (accept, drop, "
+	  "repeat, queue N)\n" },
+	{ "hook input { tcp dport 23 drop extra; }",
+	  "t.conf:1:32: syntax error, unexpected name \"extra\", "
+	  "expecting ';'\n" },
 	{ "hook input { ip saddr 1.2.3.4 \"x\" drop; }",
 	  "t.conf:1:31: syntax error, unexpected string \"x\", expecting "
 	  "';'\n" },
