@@ -223,3 +223,17 @@ add_sources() {
 	done
 	echo "$srcs"
 }
+
+# The options block of the flood tests: $1 queues (default 2), room for a
+# flood (queue-maxlen, rcvbuf), stats file and control socket in $TMP.
+flood_options() {
+	cat <<EOF
+options {
+	queues ${1:-2};
+	queue-maxlen 65536;
+	rcvbuf 64M;
+	stats-file "$TMP/stats";
+	control-socket "$TMP/nfqd.sock";
+}
+EOF
+}

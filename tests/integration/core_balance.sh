@@ -10,16 +10,7 @@ srcs=$(add_sources)
 in_b iptables -A INPUT -p udp -j NFQUEUE --queue-balance 0:1
 in_b iptables -A INPUT -p icmp -j NFQUEUE --queue-balance 0:1
 
-conf=$(conf_file nfqd.conf <<EOF
-options {
-	queues 2;
-	queue-maxlen 65536;
-	rcvbuf 64M;
-	stats-file "$TMP/stats";
-	control-socket "$TMP/nfqd.sock";
-}
-EOF
-)
+conf=$(flood_options | conf_file nfqd.conf)
 start_nfqd "$NS_B" "$conf"
 wait_bound "$NS_B" 0 1
 

@@ -14,14 +14,7 @@ cc -shared -fPIC -O2 -o "$TMP/nolock.so" "$TOP_SRCDIR/tests/integration/nolock_s
 in_b iptables -A INPUT -p udp -j NFQUEUE --queue-balance 0:1
 srcs=$(add_sources)
 
-conf=$(conf_file nfqd.conf <<EOF
-options {
-	queues 2;
-	queue-maxlen 65536;
-	rcvbuf 64M;
-	stats-file "$TMP/stats";
-	control-socket "$TMP/nfqd.sock";
-}
+conf=$({ flood_options; cat; } <<EOF | conf_file nfqd.conf
 set nets {
 	type ipv4_addr;
 	flags interval;

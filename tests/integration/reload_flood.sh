@@ -23,14 +23,7 @@ NFT
 srcs=$(add_sources)
 
 write_conf() {
-	cat >"$TMP/nfqd.conf.new" <<EOF
-options {
-	queues 2;
-	queue-maxlen 65536;
-	rcvbuf 64M;
-	stats-file "$TMP/stats";
-	control-socket "$TMP/nfqd.sock";
-}
+	{ flood_options; cat; } >"$TMP/nfqd.conf.new" <<EOF
 hook input {
 	udp dport 9 mark set $1 accept;
 	udp dport 10 drop;
