@@ -567,7 +567,10 @@ static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
 		int n = receive_batch(q);
 
 		rcu_quiescent_state();
-		if (n >= 0 && (uint32_t)n < q->params.batch)
+		/* A full batch: more is likely waiting. ENOBUFS: the socket
+		 * overran, the next receive goes on. Anything else: back to
+		 * the loop. */
+		if (n != (int)q->params.batch && n != -ENOBUFS)
 			break;
 	}
 }
