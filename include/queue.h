@@ -24,15 +24,15 @@ struct queue_counters {
 };
 
 /*
- * Open a netlink socket, bind queue NUM and configure it from O, asking the
- * kernel for the NFQA_CFG_F_* bits in KFLAGS too (besides fail-open/GSO).
+ * Open a netlink socket, bind queue NUM and configure it from O (the
+ * optional kernel flags come later, queue_set_kernel_flags()).
  * CPU is the CPU to pin the worker to, or -1. SLOT is the worker's index
  * for per-worker policy counters. Logs the reason and returns a negative
  * errno on failure (-EPERM: queue bound by another process or no
  * CAP_NET_ADMIN). Does not start the thread.
  */
 int queue_open(struct queue **out, uint16_t num, int cpu, unsigned slot,
-	       const struct conf_options *o, uint32_t kflags);
+	       const struct conf_options *o);
 
 /* Start the worker thread. 0 or negative errno. */
 int queue_start(struct queue *q);

@@ -152,6 +152,19 @@ static int check_kflags(const struct nfqd *d, const struct policy *p,
 	return missing ? -EOPNOTSUPP : 0;
 }
 
+/* Ask for KFLAGS on the queues of R that OPENED marks (NULL: all of
+ * them), before their workers start. */
+static int set_kflags(struct registry *r, const bool *opened,
+		      uint32_t kflags)
+{
+	int rc = 0;
+
+	for (unsigned i = 0; i < r->n && rc == 0 && kflags; i++)
+		if (!opened || opened[i])
+			rc = queue_set_kernel_flags(r->q[i], kflags);
+	return rc;
+}
+
 /* Learn which optional kernel flags this kernel accepts, on a bound
  * queue that no worker runs yet. */
 static void probe_kflags(struct nfqd *d, struct queue *q)
@@ -203,14 +216,14 @@ static int open_queues(struct nfqd *d, struct registry *r,
 
 	for (unsigned i = 0; i < r->n && rc == 0; i++) {
 		rc = queue_open(&r->q[i], nums[i], cpu_for_queue(o, nums[i]),
-				alloc_slot(slot_used), o, 0);
+				alloc_slot(slot_used), o);
 		if (rc == 0 && i == 0)
 			probe_kflags(d, r->q[0]);
 	}
 	if (rc == 0)
 		rc = check_kflags(d, p, &errors);
-	for (unsigned i = 0; i < r->n && rc == 0 && policy_kernel_flags(p); i++)
-		rc = queue_set_kernel_flags(r->q[i], policy_kernel_flags(p));
+	if (rc == 0)
+		rc = set_kflags(r, NULL, policy_kernel_flags(p));
 	if (errors) {
 		log_error_lines("", errors);
 		free(errors);
@@ -259,29 +272,21 @@ static int start_workers(void)
 	return rc;
 }
 
-/* Does the directory of PATH exist? */
-static bool dir_exists(const char *path)
-{
-	char *dir = strdup(path), *slash;
-	bool exists = true;
-
-	if (!dir)
-		return true;
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		exists = access(dir, F_OK) == 0;
-	}
-	free(dir);
-	return exists;
-}
-
 static void dir_of(const char *path, char *dir, size_t size)
 {
 	const char *slash = strrchr(path, '/');
 	size_t len = slash && slash != path ? (size_t)(slash - path) : 1;
 
 	snprintf(dir, size, "%.*s", (int)len, slash ? path : ".");
+}
+
+/* Does the directory of PATH exist? */
+static bool dir_exists(const char *path)
+{
+	char dir[4096];
+
+	dir_of(path, dir, sizeof(dir));
+	return access(dir, F_OK) == 0;
 }
 
 /*
@@ -435,9 +440,8 @@ struct reload_plan {
 };
 
 /* Keep the queues that stay, open the new ones (workers not started). */
-static int plan_queues(struct nfqd *d, const struct conf *nc,
-		       const uint16_t *nums, unsigned n, uint32_t kflags,
-		       struct reload_plan *pl, char **errors)
+static int plan_queues(const struct conf *nc, const uint16_t *nums,
+		       unsigned n, struct reload_plan *pl, char **errors)
 {
 	struct registry *cur = registry_get();
 	int rc = 0;
@@ -460,7 +464,7 @@ static int plan_queues(struct nfqd *d, const struct conf *nc,
 			continue;
 		rc = queue_open(&pl->next->q[i], nums[i],
 				cpu_for_queue(&nc->opts, nums[i]),
-				alloc_slot(pl->used), &nc->opts, kflags);
+				alloc_slot(pl->used), &nc->opts);
 		pl->opened[i] = true;
 		if (rc < 0)
 			add_error(errors, "queue %u: cannot bind (%s)", nums[i],
@@ -480,7 +484,7 @@ static void abort_plan(struct reload_plan *pl)
 }
 
 /* Switch to the planned table: nothing here can fail. */
-static void commit_plan(struct nfqd *d, const struct conf *nc, uint32_t kflags,
+static void commit_plan(const struct conf *nc, uint32_t kflags,
 			struct reload_plan *pl)
 {
 	for (unsigned i = 0; i < pl->next->n; i++) {
@@ -519,7 +523,7 @@ static int reload_with(struct nfqd *d, struct conf *nc, char **errors)
 		return n;
 	}
 	memset(&pl, 0, sizeof(pl));
-	rc = plan_queues(d, nc, nums, (unsigned)n, 0, &pl, errors);
+	rc = plan_queues(nc, nums, (unsigned)n, &pl, errors);
 	free(nums);
 	if (rc < 0) {
 		abort_plan(&pl);
@@ -530,18 +534,17 @@ static int reload_with(struct nfqd *d, struct conf *nc, char **errors)
 		abort_plan(&pl);
 		return -EINVAL;
 	}
-	rc = check_kflags(d, p, errors);
 	kflags = policy_kernel_flags(p);
-	for (unsigned i = 0; i < pl.next->n && rc == 0 && kflags; i++)
-		if (pl.opened[i])
-			rc = queue_set_kernel_flags(pl.next->q[i], kflags);
+	rc = check_kflags(d, p, errors);
+	if (rc == 0)
+		rc = set_kflags(pl.next, pl.opened, kflags);
 	if (rc < 0) {
 		policy_free(p);
 		abort_plan(&pl);
 		return rc;
 	}
 	policy_free(registry_publish_policy(p));
-	commit_plan(d, nc, kflags, &pl);
+	commit_plan(nc, kflags, &pl);
 	return 0;
 }
 

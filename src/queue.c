@@ -522,7 +522,7 @@ static int open_socket(struct queue *q, uint64_t rcvbuf)
 }
 
 int queue_open(struct queue **out, uint16_t num, int cpu, unsigned slot,
-	       const struct conf_options *o, uint32_t kflags)
+	       const struct conf_options *o)
 {
 	struct queue *q;
 	int rc;
@@ -534,7 +534,7 @@ int queue_open(struct queue **out, uint16_t num, int cpu, unsigned slot,
 	q->cpu = cpu;
 	q->slot = slot;
 	q->fd = -1;
-	params_from_options(&q->params, o, kflags);
+	params_from_options(&q->params, o, 0);
 	*out = q;
 	rc = alloc_buffers(q, &q->params);
 	if (rc < 0)
