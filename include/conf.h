@@ -33,6 +33,13 @@ struct conf_range {
 	uint32_t lo, hi;	/* inclusive; lo == hi for one value */
 };
 
+enum verdict_kind {
+	VERDICT_ACCEPT,
+	VERDICT_DROP,
+	VERDICT_REPEAT,
+	VERDICT_QUEUE,
+};
+
 struct conf_options {
 	enum queues_mode queues_mode;
 	unsigned queues_count;			/* QUEUES_COUNT */
@@ -53,6 +60,8 @@ struct conf_options {
 	char *user;				/* NULL: stay root */
 	char *control_group;			/* NULL: socket 0600 */
 	uint32_t bypass_mark;			/* 0x40000000 */
+	enum verdict_kind incomplete_verdict;	/* drop (or accept) */
+	enum verdict_kind orphan_verdict;	/* repeat, accept or drop */
 };
 
 enum set_type {
@@ -143,13 +152,6 @@ struct conf_match {
 	uint32_t burst;			/* MATCH_LIMIT: 0 if not given */
 	struct conf_loc loc;
 	struct conf_loc set_loc;	/* where "@name" was written */
-};
-
-enum verdict_kind {
-	VERDICT_ACCEPT,
-	VERDICT_DROP,
-	VERDICT_REPEAT,
-	VERDICT_QUEUE,
 };
 
 struct conf_rule {

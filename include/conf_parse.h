@@ -153,6 +153,9 @@ void pst_cleanup(struct pstate *st);
 /* Grammar actions (conf_build.c). Values are borrowed, never freed. */
 void pst_option(struct pstate *st, const struct atom *name,
 		const struct pval *v);
+/* An option whose value is a verdict keyword (incomplete-verdict drop). */
+void pst_option_verdict(struct pstate *st, const struct atom *name,
+			const struct item *verdict);
 void pst_set_begin(struct pstate *st, const struct atom *name);
 void pst_set_prop(struct pstate *st, const struct atom *name, bool eq,
 		  struct pval **v);

@@ -11,7 +11,7 @@
 struct conf_options;
 struct queue;
 
-/* nfqd's own per-queue counters (interface.md §2, columns 10-17). */
+/* nfqd's own per-queue counters (stats file columns 10-17, 19-20). */
 struct queue_counters {
 	uint64_t packets;	/* packets received */
 	uint64_t bytes;		/* original packet lengths */
@@ -21,6 +21,8 @@ struct queue_counters {
 	uint64_t batches;	/* verdict sendmsg calls */
 	uint64_t enobufs;
 	uint64_t errors;
+	uint64_t incomplete;	/* given incomplete-verdict */
+	uint64_t orphans;	/* a previous process's, given orphan-verdict */
 };
 
 /*

@@ -32,6 +32,8 @@ struct conf *conf_default(void)
 	c->opts.control_socket = strdup(NFQD_DEFAULT_SOCKET);
 	c->opts.log_level = LOG_LVL_INFO;
 	c->opts.bypass_mark = 0x40000000;
+	c->opts.incomplete_verdict = VERDICT_DROP;
+	c->opts.orphan_verdict = VERDICT_REPEAT;
 	if (!c->opts.stats_file || !c->opts.control_socket) {
 		conf_free(c);
 		return NULL;

@@ -15,9 +15,10 @@ enum opt_id {
 	O_QUEUES, O_QUEUE_BASE, O_QUEUE_MAXLEN, O_COPY_RANGE, O_FAIL_OPEN,
 	O_GSO, O_BATCH, O_RCVBUF, O_CPU_PIN, O_STATS_FILE, O_STATS_INTERVAL,
 	O_CONTROL_SOCKET, O_LOG_LEVEL, O_USER, O_CONTROL_GROUP, O_BYPASS_MARK,
+	O_INCOMPLETE_VERDICT, O_ORPHAN_VERDICT,
 };
 
-enum opt_type { OT_QUEUES, OT_NUM, OT_BOOL, OT_STR, OT_LEVEL };
+enum opt_type { OT_QUEUES, OT_NUM, OT_BOOL, OT_STR, OT_LEVEL, OT_VERDICT };
 
 struct opt_def {
 	const char *name;
@@ -47,6 +48,10 @@ static const struct opt_def opt_defs[] = {
 	[O_CONTROL_GROUP] = { "control-group", OT_STR, 0, 0, NULL, false },
 	[O_BYPASS_MARK] = { "bypass-mark", OT_NUM, 0, 0xffffffff,
 			    "0..0xffffffff", false },
+	[O_INCOMPLETE_VERDICT] = { "incomplete-verdict", OT_VERDICT, 0, 0,
+				   NULL, false },
+	[O_ORPHAN_VERDICT] = { "orphan-verdict", OT_VERDICT, 0, 0, NULL,
+			       false },
 };
 
 static const struct atom *single(const struct pval *v)
@@ -129,6 +134,31 @@ static void opt_level(struct pstate *st, const struct pval *v, int *out)
 		return;
 	}
 	*out = l;
+}
+
+/* "incomplete-verdict accept|drop", "orphan-verdict repeat|accept|drop". */
+static void opt_verdict(struct pstate *st, const struct opt_def *d,
+			const struct pval *v, bool repeat_ok,
+			enum verdict_kind *out)
+{
+	const struct atom *a = single(v);
+
+	if (a && a->kind == ATOM_WORD) {
+		if (!strcmp(a->text, "accept")) {
+			*out = VERDICT_ACCEPT;
+			return;
+		}
+		if (!strcmp(a->text, "drop")) {
+			*out = VERDICT_DROP;
+			return;
+		}
+		if (repeat_ok && !strcmp(a->text, "repeat")) {
+			*out = VERDICT_REPEAT;
+			return;
+		}
+	}
+	pst_error(st, &v->loc, "\"%s\" expects %s", d->name,
+		  repeat_ok ? "repeat, accept or drop" : "accept or drop");
 }
 
 /* One queue number or range of the explicit list form. */
@@ -261,6 +291,12 @@ static void opt_store(struct pstate *st, enum opt_id id, const struct pval *v)
 	case O_LOG_LEVEL:
 		opt_level(st, v, &o->log_level);
 		return;
+	case O_INCOMPLETE_VERDICT:
+		opt_verdict(st, d, v, false, &o->incomplete_verdict);
+		return;
+	case O_ORPHAN_VERDICT:
+		opt_verdict(st, d, v, true, &o->orphan_verdict);
+		return;
 	default:
 		break;
 	}
@@ -282,8 +318,9 @@ static void opt_store(struct pstate *st, enum opt_id id, const struct pval *v)
 		o->bypass_mark = (uint32_t)n;
 }
 
-void pst_option(struct pstate *st, const struct atom *name,
-		const struct pval *v)
+/* The option called NAME, marked as seen; -1 (reported) if unknown or
+ * given twice. */
+static int opt_find(struct pstate *st, const struct atom *name)
 {
 	char all[512];
 	size_t o = 0;
@@ -294,17 +331,42 @@ void pst_option(struct pstate *st, const struct atom *name,
 		if (st->opt_seen & (1u << i)) {
 			pst_error(st, &name->loc, "duplicate option \"%s\"",
 				  name->text);
-			return;
+			return -1;
 		}
 		st->opt_seen |= 1u << i;
-		opt_store(st, (enum opt_id)i, v);
-		return;
+		return (int)i;
 	}
 	for (unsigned i = 0; i < ARRAY_SIZE(opt_defs); i++)
 		o += (size_t)snprintf(all + o, sizeof(all) - o, "%s%s",
 				      i ? ", " : "", opt_defs[i].name);
 	pst_error(st, &name->loc, "unknown option \"%s\"; expected one of: %s",
 		  name->text, all);
+	return -1;
+}
+
+void pst_option(struct pstate *st, const struct atom *name,
+		const struct pval *v)
+{
+	int i = opt_find(st, name);
+
+	if (i >= 0)
+		opt_store(st, (enum opt_id)i, v);
+}
+
+void pst_option_verdict(struct pstate *st, const struct atom *name,
+			const struct item *verdict)
+{
+	struct atom word = { .kind = ATOM_WORD, .loc = verdict->loc };
+	struct pelem e = { .kind = PE_ONE, .loc = verdict->loc };
+	struct pval v = { .elems = &e, .n = 1, .loc = verdict->loc };
+	int i = opt_find(st, name);
+
+	if (i < 0 || verdict->bad)
+		return;
+	/* As a plain word, so every option reports a wrong value alike. */
+	word.text = verdict->text;
+	e.a = word;
+	opt_store(st, (enum opt_id)i, &v);
 }
 
 /* ---- sets ---- */

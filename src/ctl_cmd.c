@@ -84,6 +84,8 @@ static json_t *stats_row_json(const struct stats_row *w)
 	set_u64(o, "batches", w->c.batches);
 	set_u64(o, "enobufs", w->c.enobufs);
 	set_u64(o, "errors", w->c.errors);
+	set_u64(o, "incomplete", w->c.incomplete);
+	set_u64(o, "orphans", w->c.orphans);
 	set_u64(o, "queue_total", w->k.queue_total);
 	set_u64(o, "queue_dropped", w->k.queue_dropped);
 	set_u64(o, "user_dropped", w->k.user_dropped);

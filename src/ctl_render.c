@@ -14,7 +14,7 @@
 static const char *const stats_cols[] = {
 	"queue", "cpu", "packets", "bytes", "accepted", "dropped", "other",
 	"batches", "enobufs", "errors", "queue_total", "queue_dropped",
-	"user_dropped", "id_sequence",
+	"user_dropped", "id_sequence", "incomplete", "orphans",
 };
 #define N_STATS_COLS	(sizeof(stats_cols) / sizeof(stats_cols[0]))
 
@@ -161,6 +161,12 @@ static const struct prom_metric {
 	  "ENOBUFS seen on the queue's netlink socket.", "enobufs" },
 	{ "nfqd_errors_total", "counter",
 	  "Other socket or parse errors.", "errors" },
+	{ "nfqd_incomplete_total", "counter",
+	  "Packets given incomplete-verdict: a rule needed headers that were "
+	  "not in the copy or were malformed.", "incomplete" },
+	{ "nfqd_orphans_total", "counter",
+	  "Packets a previous nfqd process received and never answered, "
+	  "given orphan-verdict when the queue was adopted.", "orphans" },
 	{ "nfqd_kernel_queue_length", "gauge",
 	  "Packets waiting in the kernel queue (kernel queue_total).",
 	  "queue_total" },

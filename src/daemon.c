@@ -597,11 +597,13 @@ static void log_final(const struct queue *q)
 	struct queue_counters c;
 
 	queue_counters_read(q, &c);
-	log_info("queue %u: stopped: packets %llu accepted %llu dropped %llu other %llu batches %llu enobufs %llu errors %llu",
+	log_info("queue %u: stopped: packets %llu accepted %llu dropped %llu other %llu batches %llu enobufs %llu errors %llu incomplete %llu orphans %llu",
 		 queue_num(q), (unsigned long long)c.packets,
 		 (unsigned long long)c.accepted, (unsigned long long)c.dropped,
 		 (unsigned long long)c.other, (unsigned long long)c.batches,
-		 (unsigned long long)c.enobufs, (unsigned long long)c.errors);
+		 (unsigned long long)c.enobufs, (unsigned long long)c.errors,
+		 (unsigned long long)c.incomplete,
+		 (unsigned long long)c.orphans);
 }
 
 static void shutdown_queues(void)

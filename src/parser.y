@@ -110,6 +110,8 @@ opt_stmts	: %empty
 
 opt_stmt	: WORD value ';'	{ pst_option(st, &$1, $2);
 					  atom_clear(&$1); pval_free($2); }
+		| WORD verdict ';'	{ pst_option_verdict(st, &$1, $2);
+					  atom_clear(&$1); item_free($2); }
 		| error ';'		{ yyerrok; }
 		;
 

@@ -23,7 +23,7 @@
 #include "stats.h"
 
 #define KQUEUE_PROC	"/proc/net/netfilter/nfnetlink_queue"
-#define STATS_LINE_MAX	320	/* 9 u32, 8 u64, an int: < 290 bytes */
+#define STATS_LINE_MAX	384	/* 9 u32, 10 u64, an int: < 330 bytes */
 
 struct stats {
 	struct nfqd *d;
@@ -172,12 +172,13 @@ int stats_format_line(const struct stats_row *w, char *buf, size_t size)
 			"%5u %6u %5u %1u %5u %5u %5u %8u %2d"
 			" %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
 			" %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
-			" %d\n",
+			" %d %" PRIu64 " %" PRIu64 "\n",
 			k->queue_num, k->peer_portid, k->queue_total,
 			k->copy_mode, k->copy_range, k->queue_dropped,
 			k->user_dropped, k->id_sequence, k->one,
 			c->packets, c->bytes, c->accepted, c->dropped,
-			c->other, c->batches, c->enobufs, c->errors, w->cpu);
+			c->other, c->batches, c->enobufs, c->errors, w->cpu,
+			c->incomplete, c->orphans);
 }
 
 int stats_mkdir_parent(const char *path)

@@ -41,7 +41,7 @@ sleep 1.3
 
 line=$(awk '$1 == 0' "$STATS")
 log "stats file: $line"
-[ "$(echo "$line" | wc -w)" -eq 18 ] || fail "stats line has not 18 fields: $line"
+[ "$(echo "$line" | wc -w)" -eq 20 ] || fail "stats line has not 20 fields: $line"
 set -- $line
 [ "${10}" -eq "$N" ] || fail "packets ${10}, want $N"
 [ "${11}" -eq $((N * 46)) ] || fail "bytes ${11}, want $((N * 46))"
@@ -50,6 +50,7 @@ set -- $line
 [ "${14}" -eq 0 ] || fail "other ${14}, want 0"
 [ "${16}" -eq 0 ] && [ "${17}" -eq 0 ] || fail "enobufs/errors not 0: $line"
 [ "${15}" -ge 1 ] || fail "batches ${15}"
+[ "${19}" -eq 0 ] && [ "${20}" -eq 0 ] || fail "incomplete/orphans not 0: $line"
 kfile=$(echo "$line" | awk '{ print $1, $2, $3, $4, $5, $6, $7, $8, $9 }')
 kline=$(kqueue_line "$NS_B" 0 | awk '{ print $1, $2, $3, $4, $5, $6, $7, $8, $9 }')
 log "kernel line: $kline"
@@ -71,6 +72,7 @@ assert q['bytes'] == $((N * 46)) and q['other'] == 0, q
 k = '$kline'.split()
 assert q['queue_total'] == int(k[2]) and q['queue_dropped'] == int(k[5]), (q, k)
 assert q['user_dropped'] == int(k[6]) and q['id_sequence'] == int(k[7]), (q, k)
+assert q['incomplete'] == 0 and q['orphans'] == 0, q
 for key in ('cpu', 'batches', 'enobufs', 'errors'):
     assert key in q, key
 " || fail "stats JSON wrong"
@@ -113,7 +115,7 @@ while time.monotonic() < end:
     with open(path) as f:
         data = f.read()
     lines = data.split("\n")
-    if not data.endswith("\n") or len(lines) != 2 or len(lines[0].split()) != 18:
+    if not data.endswith("\n") or len(lines) != 2 or len(lines[0].split()) != 20:
         print("partial stats file seen: %r" % data)
         sys.exit(1)
     reads += 1

@@ -105,6 +105,8 @@ static void test_default(void **state)
 	assert_string_equal(c->opts.control_socket, NFQD_DEFAULT_SOCKET);
 	assert_int_equal(c->opts.log_level, LOG_LVL_INFO);
 	assert_int_equal(c->opts.bypass_mark, 0x40000000);
+	assert_int_equal(c->opts.incomplete_verdict, VERDICT_DROP);
+	assert_int_equal(c->opts.orphan_verdict, VERDICT_REPEAT);
 	assert_true(c->opts.gso && c->opts.cpu_pin && !c->opts.fail_open);
 	for (int h = 0; h < HOOK_MAX; h++) {
 		assert_false(c->hooks[h].present);
@@ -146,12 +148,12 @@ static void test_example_file(void **state)
 	addr4(s->elems[1].alo, "203.0.113.9");
 	addr4(s->elems[1].ahi, "203.0.113.9");
 	assert_string_equal(s->file, "/etc/nfqd/blocked.txt");
-	assert_int_equal(s->loc.line, 20);
+	assert_int_equal(s->loc.line, 22);
 	assert_int_equal(s->loc.col, 5);
 	assert_int_equal(c->hooks[HOOK_INPUT].n_rules, 7);
 	for (unsigned i = 0; i < 7; i++)
 		assert_string_equal(rule(c, HOOK_INPUT, i)->text, texts[i]);
-	assert_int_equal(rule(c, HOOK_INPUT, 0)->loc.line, 29);
+	assert_int_equal(rule(c, HOOK_INPUT, 0)->loc.line, 31);
 	assert_int_equal(rule(c, HOOK_INPUT, 0)->loc.col, 5);
 	assert_int_equal(rule(c, HOOK_INPUT, 6)->queue_num, 7);
 	conf_free(c);
@@ -182,7 +184,8 @@ static void test_options(void **state)
 		"  rcvbuf 1G; cpu-pin no; stats-file \"/tmp/s\";\n"
 		"  stats-interval 3600; control-socket \"/tmp/c.sock\";\n"
 		"  log-level debug; user \"u\"; control-group \"g\";\n"
-		"  bypass-mark 0x1;\n"
+		"  bypass-mark 0x1; incomplete-verdict accept;\n"
+		"  orphan-verdict drop;\n"
 		"}\n");
 	const struct conf_options *o = &c->opts;
 
@@ -203,6 +206,8 @@ static void test_options(void **state)
 	assert_string_equal(o->user, "u");
 	assert_string_equal(o->control_group, "g");
 	assert_int_equal(o->bypass_mark, 1);
+	assert_int_equal(o->incomplete_verdict, VERDICT_ACCEPT);
+	assert_int_equal(o->orphan_verdict, VERDICT_DROP);
 	conf_free(c);
 }
 
@@ -506,7 +511,8 @@ static void test_errors_file(void **state)
 		"one of: queues, queue-base, queue-maxlen, copy-range, "
 		"fail-open, gso, batch, rcvbuf, cpu-pin, stats-file, "
 		"stats-interval, control-socket, log-level, user, "
-		"control-group, bypass-mark\n"
+		"control-group, bypass-mark, incomplete-verdict, "
+		"orphan-verdict\n"
 		"errors.conf:4:11: batch 0 out of range; expected 1..1024\n"
 		"errors.conf:6:1: syntax error, unexpected '}', expecting ';'\n"
 		"errors.conf:9:40: syntax error, unexpected '}', "
@@ -579,7 +585,14 @@ static const struct err_case err_cases[] = {
 	  "t.conf:1:11: unknown option \"queue-maxlenn\"; expected one of: "
 	  "queues, queue-base, queue-maxlen, copy-range, fail-open, gso, "
 	  "batch, rcvbuf, cpu-pin, stats-file, stats-interval, "
-	  "control-socket, log-level, user, control-group, bypass-mark\n" },
+	  "control-socket, log-level, user, control-group, bypass-mark, "
+	  "incomplete-verdict, orphan-verdict\n" },
+	{ "options { incomplete-verdict repeat; }",
+	  "t.conf:1:30: \"incomplete-verdict\" expects accept or drop\n" },
+	{ "options { incomplete-verdict maybe; }",
+	  "t.conf:1:30: \"incomplete-verdict\" expects accept or drop\n" },
+	{ "options { orphan-verdict queue 3; }",
+	  "t.conf:1:26: \"orphan-verdict\" expects repeat, accept or drop\n" },
 	{ "options { batch 2; batch 3; }",
 	  "t.conf:1:20: duplicate option \"batch\"\n" },
 	{ "options { copy-range 65532; }",
