@@ -34,6 +34,11 @@ void policy_free(struct policy *p);
 void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
 		  struct decision *d);
 
+/* The option incomplete-verdict as an NF_* code (NF_DROP without a
+ * policy): for packets no rule can judge, and for messages that carry an
+ * id but cannot be parsed. */
+uint32_t policy_incomplete_verdict(const struct policy *p);
+
 /* NFQA_CFG_F_* bits the rules need from the kernel (UID_GID, CONNTRACK). */
 uint32_t policy_kernel_flags(const struct policy *p);
 

@@ -17,6 +17,7 @@ struct decision {
 	uint32_t verdict;	/* NF_ACCEPT, NF_DROP, NF_REPEAT, NF_QUEUE_NR(n) */
 	bool set_mark;
 	uint32_t mark;
+	bool incomplete;	/* verdict is the policy's incomplete-verdict */
 };
 
 struct verdict_batch {

@@ -460,6 +460,7 @@ struct policy *policy_build(const struct conf *c, unsigned nslots,
 		goto nomem;
 	p->nslots = nslots;
 	p->bypass_mark = c->opts.bypass_mark;
+	p->incomplete_verdict = nf_verdict(c->opts.incomplete_verdict, 0);
 	err = alloc_arrays(p, c);
 	if (!err)
 		err = compile_sets(p, c, &e);
@@ -506,6 +507,11 @@ void policy_free(struct policy *p)
 	free(p->flag_user_uid);
 	free(p->flag_user_ct);
 	free(p);
+}
+
+uint32_t policy_incomplete_verdict(const struct policy *p)
+{
+	return p ? p->incomplete_verdict : NF_DROP;
 }
 
 uint32_t policy_kernel_flags(const struct policy *p)

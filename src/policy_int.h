@@ -78,6 +78,7 @@ struct policy {
 	unsigned n_lims;
 	struct log_limit *lls;
 	uint32_t bypass_mark;
+	uint32_t incomplete_verdict;	/* NF_DROP or NF_ACCEPT */
 	uint32_t kflags;
 	char *flag_user_uid, *flag_user_ct;
 	/* Counters: per slot a cache-line aligned block of n_ctr words:
