@@ -154,12 +154,24 @@ static void run_case(const struct decision *dec, unsigned n, uint32_t first,
 	free(m);
 }
 
-static const struct decision ACCEPT = { NF_ACCEPT, false, 0 };
-static const struct decision DROP = { NF_DROP, false, 0 };
-static const struct decision MARK1 = { NF_ACCEPT, true, 1 };
-static const struct decision MARK2 = { NF_ACCEPT, true, 2 };
-static const struct decision MARK0 = { NF_ACCEPT, true, 0 };
-static const struct decision QUEUE5 = { NF_QUEUE | (5 << 16), false, 0 };
+static const struct decision ACCEPT = {
+	.verdict = NF_ACCEPT, .set_mark = false, .mark = 0,
+};
+static const struct decision DROP = {
+	.verdict = NF_DROP, .set_mark = false, .mark = 0,
+};
+static const struct decision MARK1 = {
+	.verdict = NF_ACCEPT, .set_mark = true, .mark = 1,
+};
+static const struct decision MARK2 = {
+	.verdict = NF_ACCEPT, .set_mark = true, .mark = 2,
+};
+static const struct decision MARK0 = {
+	.verdict = NF_ACCEPT, .set_mark = true, .mark = 0,
+};
+static const struct decision QUEUE5 = {
+	.verdict = NF_QUEUE | (5 << 16), .set_mark = false, .mark = 0,
+};
 
 static void test_all_same_is_one_message(void **state)
 {
