@@ -204,10 +204,13 @@ out_errno:
 	return ret;
 }
 
+/* A dump is owed: notifications were lost, or the last dump failed. */
+static bool resync_owed;
+
 static void mon_cb(struct ev_loop *loop, struct ev_io *w, int revents)
 {
 	char buf[NL_BUF_SIZE];
-	bool changed = false, resync = false;
+	bool changed = false, overrun = false;
 	ssize_t n;
 
 	for (;;) {
@@ -215,17 +218,23 @@ static void mon_cb(struct ev_loop *loop, struct ev_io *w, int revents)
 		if (n == 0)
 			break;
 		if (n < 0) {
-			/* Missed notifications: the only cure is a new dump. */
-			resync = errno == ENOBUFS;
-			if (errno == EINTR || resync)
+			/* An overrun is remembered whatever the reads after
+			 * it say (the loop ends on EAGAIN). */
+			if (errno == ENOBUFS)
+				overrun = true;
+			if (errno == EINTR || errno == ENOBUFS)
 				continue;
 			break;
 		}
 		mnl_cb_run(buf, (size_t)n, 0, 0, link_cb, &changed);
 	}
-	if (resync) {
+	if (overrun)
+		log_warn("ifcache: link notifications lost (rtnetlink socket overrun): reading every link again");
+	if (overrun || resync_owed) {
+		/* Missed notifications: the only cure is a new dump. */
 		int err = dump_links();
 
+		resync_owed = err != 0;
 		if (err)
 			log_warn("ifcache: link dump failed (%s)",
 				 strerror(-err));
