@@ -1,5 +1,5 @@
 /*
- * stats.c - the /proc-style stats file (interface.md §2), rewritten whole
+ * stats.c - the /proc-style stats file (nfqd(8), STATS FILE), rewritten whole
  * by a timer on the main loop, and the reader of the kernel's
  * /proc/net/netfilter/nfnetlink_queue shared with the control socket.
  */
@@ -29,7 +29,7 @@ struct stats {
 	struct nfqd *d;
 	ev_timer timer;
 	char *path;		/* the stats file */
-	char *tmp;		/* PATH.tmp, renamed over PATH */
+	char *tmpl;		/* DIR/.NAME.XXXXXX: the temporary files */
 	uint32_t interval;
 	bool failing;		/* log a failure once, not per interval */
 };
@@ -253,35 +253,69 @@ static ssize_t stats_render(char **out)
 	return (ssize_t)len;
 }
 
-/* Write PATH.tmp, then rename it over PATH: readers see old or new. */
+/*
+ * A new temporary file next to the stats file, named unpredictably and
+ * created exclusively (mkostemp: O_CREAT | O_EXCL, which never follows a
+ * symbolic link): in a directory others may write to, nobody can plant a
+ * link that makes nfqd overwrite another file. TMP receives its name.
+ */
+static int create_tmp(const struct stats *s, char *tmp, size_t size)
+{
+	int fd;
+
+	snprintf(tmp, size, "%s", s->tmpl);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		/* Someone removed the directory (tmpfs /run cleaned). */
+		stats_mkdir_parent(s->path);
+		snprintf(tmp, size, "%s", s->tmpl);
+		fd = mkostemp(tmp, O_CLOEXEC);
+	}
+	if (fd < 0)
+		return -errno;
+	/* mkostemp creates 0600; the stats are for every reader. */
+	if (fchmod(fd, 0644) < 0) {
+		int err = -errno;
+
+		close(fd);
+		unlink(tmp);
+		return err;
+	}
+	return fd;
+}
+
+/* Write a temporary file, then rename it over PATH: readers see the old
+ * file or the new one. */
 static int stats_write_file(struct stats *s)
 {
-	char *buf;
+	size_t size = strlen(s->tmpl) + 1;
+	char *buf, *tmp;
 	ssize_t len;
 	int fd, ret;
 
 	len = stats_render(&buf);
 	if (len < 0)
 		return (int)len;
-	fd = open(s->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 && errno == ENOENT) {
-		/* Someone removed the directory (tmpfs /run cleaned). */
-		stats_mkdir_parent(s->tmp);
-		fd = open(s->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			  0644);
+	tmp = malloc(size);
+	if (!tmp) {
+		free(buf);
+		return -ENOMEM;
 	}
+	fd = create_tmp(s, tmp, size);
 	if (fd < 0) {
 		free(buf);
-		return -errno;
+		free(tmp);
+		return fd;
 	}
 	ret = write_all(fd, buf, (size_t)len);
 	free(buf);
 	if (close(fd) < 0 && !ret)
 		ret = -errno;
-	if (!ret && rename(s->tmp, s->path) < 0)
+	if (!ret && rename(tmp, s->path) < 0)
 		ret = -errno;
 	if (ret)
-		unlink(s->tmp);
+		unlink(tmp);
+	free(tmp);
 	return ret;
 }
 
@@ -303,20 +337,23 @@ static void stats_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 static int stats_set_path(struct stats *s, const char *path)
 {
-	char *p, *t;
+	const char *slash = strrchr(path, '/');
+	int dirlen = slash ? (int)(slash - path) + 1 : 0;
+	char *p, *t = NULL;
 
 	p = strdup(path);
-	t = malloc(strlen(path) + sizeof(".tmp"));
+	if (asprintf(&t, "%.*s.%s.XXXXXX", dirlen, path,
+		     slash ? slash + 1 : path) < 0)
+		t = NULL;
 	if (!p || !t) {
 		free(p);
 		free(t);
 		return -ENOMEM;
 	}
-	sprintf(t, "%s.tmp", path);
 	free(s->path);
-	free(s->tmp);
+	free(s->tmpl);
 	s->path = p;
-	s->tmp = t;
+	s->tmpl = t;
 	return 0;
 }
 
@@ -350,7 +387,7 @@ int stats_start(struct nfqd *d, struct stats **out)
 		log_err("stats: cannot create the directory of %s (%s)",
 			opt_path(d), strerror(-ret));
 		free(s->path);
-		free(s->tmp);
+		free(s->tmpl);
 		free(s);
 		return ret;
 	}
@@ -397,9 +434,8 @@ void stats_stop(struct stats *s)
 		return;
 	ev_timer_stop(s->d->loop, &s->timer);
 	unlink(s->path);
-	unlink(s->tmp);
 	free(s->path);
-	free(s->tmp);
+	free(s->tmpl);
 	free(s);
 	if (kqueue_file)
 		fclose(kqueue_file);
