@@ -6,10 +6,14 @@
 #ifndef NFQD_QUEUE_H
 #define NFQD_QUEUE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct conf_options;
+struct policy;
 struct queue;
+struct verdict_batch;
 
 /* nfqd's own per-queue counters (stats file columns 10-17, 19-20). */
 struct queue_counters {
@@ -36,15 +40,47 @@ struct queue_counters {
 int queue_open(struct queue **out, uint16_t num, int cpu, unsigned slot,
 	       const struct conf_options *o);
 
+/*
+ * The part of queue_open() that needs no kernel: allocate queue NUM with
+ * its buffers, verdict ledger and log ring, and no socket. *OUT is set
+ * whenever something was allocated (free it with queue_free()). 0 or
+ * -ENOMEM. For queue_open() and the unit tests of the receive path.
+ */
+int queue_alloc(struct queue **out, uint16_t num, int cpu, unsigned slot,
+		const struct conf_options *o);
+
+/*
+ * The receive path for one datagram of LEN bytes as recvmmsg returned it
+ * (TRUNCATED: MSG_TRUNC was set): judge its packets with POL into the
+ * verdict ledger and publish the counters. Sends nothing. The thread
+ * that runs the queue (or a unit test).
+ */
+void queue_rx_datagram(struct queue *q, struct policy *pol, char *buf,
+		       size_t len, bool truncated);
+
+/* The queue's verdict ledger (the thread that runs the queue). */
+struct verdict_batch *queue_verdicts(struct queue *q);
+
 /* Start the worker thread. 0 or negative errno. */
 int queue_start(struct queue *q);
 
 /*
  * Ask the worker to apply new options (queue-maxlen, copy-range, flags,
- * batch); it does so between two batches. Main thread only.
+ * batch); it does so between two batches and sends them to the kernel.
+ * Returns true if that was needed (the options differ from the last ones
+ * asked for and the worker runs): then queue_reconfigure_result() tells
+ * when the kernel has answered. Main thread only.
  */
-void queue_reconfigure(struct queue *q, const struct conf_options *o,
+bool queue_reconfigure(struct queue *q, const struct conf_options *o,
 		       uint32_t kflags);
+
+/*
+ * The kernel's answer to the last queue_reconfigure() that returned true:
+ * 1 while awaited, 0 acknowledged (packets queued from now on carry what
+ * the new flags add), or the negative errno it (or the send) failed with.
+ * Main thread only.
+ */
+int queue_reconfigure_result(const struct queue *q);
 
 /*
  * Ask the kernel to set, then clear, the NFQA_CFG_F_* bits FLAGS on Q

@@ -1,9 +1,19 @@
 /*
- * verdict.h - the verdict batcher: collects one decision per packet of a
- * receive batch, in id order, and turns them into the fewest netlink
- * messages: a run of two or more equal decisions becomes one
- * NFQNL_MSG_VERDICT_BATCH, a single one an NFQNL_MSG_VERDICT. The caller
- * sends the whole buffer with one sendmsg.
+ * verdict.h - the verdict ledger and batcher: every decision made for a
+ * packet the kernel still holds, in id order, until a sendmsg has
+ * delivered its verdict; and the netlink messages that answer them with
+ * the fewest messages: a run of two or more equal decisions becomes one
+ * NFQNL_MSG_VERDICT_BATCH, a single one an NFQNL_MSG_VERDICT.
+ *
+ * A batch verdict applies to every waiting packet with an id <= the one
+ * given, so it is only safe when every older waiting packet has been
+ * answered: by an earlier sendmsg that succeeded, or by an earlier message
+ * of the same sendmsg (the kernel processes them in order). The ledger
+ * keeps a decision until the sendmsg carrying it succeeded, and always
+ * builds from its oldest entry: a failed send never lets a later batch
+ * verdict cover a packet decided differently.
+ *
+ * No socket in here: the caller sends through a function it passes in.
  */
 #ifndef NFQD_VERDICT_H
 #define NFQD_VERDICT_H
@@ -20,42 +30,110 @@ struct decision {
 	bool incomplete;	/* verdict is the policy's incomplete-verdict */
 };
 
+/*
+ * Verdict messages carry sequence numbers with this bit set, config
+ * messages never do: an error the kernel returns about a verdict can
+ * never be taken for the answer to a config message.
+ */
+#define VERDICT_SEQ_BIT		0x80000000u
+
+static inline bool verdict_seq_is_verdict(uint32_t seq)
+{
+	return (seq & VERDICT_SEQ_BIT) != 0;
+}
+
+struct verdict_rec;
+
 struct verdict_batch {
 	uint16_t queue;
-	unsigned max;		/* most decisions per batch */
-	unsigned n_msgs;	/* messages built by verdict_build() */
-	size_t len;		/* bytes built by verdict_build() */
-	char *buf;		/* verdict_build() output */
+	/* the ledger: decided, not yet delivered, oldest first (a ring) */
+	struct verdict_rec *rec;
+	unsigned cap;		/* power of two */
+	unsigned head;		/* index of the oldest */
+	unsigned count;
+	/* verdict_batch_build() output */
+	char *buf;
 	size_t buf_size;
-	/* pending run */
-	unsigned run_len;	/* 0: no pending run */
-	uint32_t run_last;
-	struct decision run;
+	unsigned max_msgs;	/* messages that fit in buf */
+	size_t len;		/* bytes built */
+	unsigned n_msgs;	/* messages built */
+	unsigned built;		/* ledger entries the built messages answer */
+	size_t send_max;	/* most bytes per send, learnt from EMSGSIZE */
+	uint32_t seq;		/* next verdict sequence number */
 };
 
-/* Allocate buffers for up to MAX decisions per batch. 0 or -ENOMEM. */
-int verdict_batch_init(struct verdict_batch *b, uint16_t queue, unsigned max);
-void verdict_batch_free(struct verdict_batch *b);
-
-/* Start a new batch (drops anything built). */
-void verdict_batch_reset(struct verdict_batch *b);
+/* What verdict_batch_flush() did, for the caller's counters. */
+struct verdict_flush_stats {
+	unsigned sends;		/* sends that succeeded */
+	unsigned transient;	/* ENOBUFS, ENOMEM, EAGAIN */
+	unsigned errors;	/* any other failure */
+};
 
 /*
- * Add the decision for packet ID. Ids must be added in the order the
- * packets were received (ascending, wrap-safe); every received packet with
- * an id must get one, or a later batch message would cover it.
+ * Allocate for MAX_MSGS messages per send (the receive batch) and a
+ * ledger that grows as needed. 0 or -ENOMEM.
+ */
+int verdict_batch_init(struct verdict_batch *b, uint16_t queue,
+		       unsigned max_msgs);
+void verdict_batch_free(struct verdict_batch *b);
+
+/* Change the messages per send (the ledger is kept). 0 or -ENOMEM
+ * (nothing changed). */
+int verdict_batch_set_max(struct verdict_batch *b, unsigned max_msgs);
+
+/*
+ * Record the decision for packet ID. Ids must be added in the order the
+ * packets were received (ascending, wrap-safe); every received packet the
+ * kernel holds must get one, or a later batch message would cover it.
+ * The ledger grows when full (aborts if memory runs out: the kernel would
+ * hold a packet nfqd no longer knows about).
  */
 void verdict_batch_add(struct verdict_batch *b, uint32_t id,
 		       const struct decision *d);
 
-/* True when no further decision may be added before verdict_batch_finish()
- * (at most MAX messages fit); the caller sends and resets, then goes on. */
-bool verdict_batch_full(const struct verdict_batch *b);
+/*
+ * Record a packet whose id could not be read, with decision D: it is
+ * answered by a batch verdict ending just below the next id added (every
+ * older packet having been answered before it). Consecutive ones merge.
+ * Until a later packet is added, it waits in the ledger.
+ */
+void verdict_batch_add_gap(struct verdict_batch *b, const struct decision *d);
+
+/* Ledger entries not yet delivered. */
+static inline unsigned verdict_batch_pending(const struct verdict_batch *b)
+{
+	return b->count;
+}
 
 /*
- * Finish the batch: b->buf holds b->len bytes of b->n_msgs netlink
- * messages (sequence numbers from SEQ on). Returns b->len.
+ * Build messages for the oldest ledger entries into b->buf: at most
+ * b->max_msgs messages and b->send_max bytes, not past a gap no later
+ * packet resolves yet. Entries a failed send left behind get one
+ * NFQNL_MSG_VERDICT each. Sets b->len, b->n_msgs, b->built and the
+ * sequence numbers; returns b->len (0: nothing to send).
  */
-size_t verdict_batch_finish(struct verdict_batch *b, uint32_t seq);
+size_t verdict_batch_build(struct verdict_batch *b);
+
+/* The built messages were delivered: forget their entries. */
+void verdict_batch_sent(struct verdict_batch *b);
+
+/* The built messages were not delivered: keep their entries, to be
+ * answered one by one from now on. */
+void verdict_batch_unsent(struct verdict_batch *b);
+
+/* Send: 0, or a negative errno when nothing of BUF was delivered. */
+typedef int (*verdict_send_fn)(void *ctx, const void *buf, size_t len);
+
+/*
+ * Deliver every ledger entry that can be answered, oldest first, with as
+ * few sends of SEND as possible. A send that fails with EINTR is
+ * repeated; ENOBUFS, ENOMEM and EAGAIN (transient) are retried a few
+ * times; EMSGSIZE halves the bytes per send down to one message. When a
+ * send still fails, the entries stay (marked to be answered one by one)
+ * and the errno is returned: the caller retries later. 0 when the ledger
+ * holds nothing sendable. ST (may be NULL) is added to.
+ */
+int verdict_batch_flush(struct verdict_batch *b, verdict_send_fn send,
+			void *ctx, struct verdict_flush_stats *st);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-daemon.h>
+#include <time.h>
 #include <unistd.h>
 #include <urcu-qsbr.h>
 
@@ -31,6 +32,8 @@
 
 /* Kernel flags the policy may ask for; probed once at start. */
 #define OPTIONAL_KFLAGS (NFQA_CFG_F_UID_GID | NFQA_CFG_F_CONNTRACK)
+#define LOG_FLUSH_SECONDS	0.1	/* workers' log lines reach stderr */
+#define RECONF_WAIT_MS		3000	/* a reload waits for the kernel */
 
 static bool slot_used[NFQD_MAX_QUEUES];
 
@@ -359,6 +362,12 @@ static void loop_acquire(struct ev_loop *loop)
 }
 
 static ev_signal sig_watchers[3];
+static ev_timer log_timer;
+
+static void on_log_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	log_rings_flush();
+}
 
 static void watch_signals(struct nfqd *d)
 {
@@ -387,6 +396,9 @@ int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 	d->start_time = ev_time();
 	ev_set_loop_release_cb(d->loop, loop_release, loop_acquire);
 	watch_signals(d);
+	ev_timer_init(&log_timer, on_log_timer, LOG_FLUSH_SECONDS,
+		      LOG_FLUSH_SECONDS);
+	ev_timer_start(d->loop, &log_timer);
 
 	rc = load_conf(config_path, builtin, &d->conf, &errors);
 	if (rc < 0) {
@@ -483,18 +495,79 @@ static void abort_plan(struct reload_plan *pl)
 	free(pl->next);
 }
 
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t0->tv_sec) * 1000 +
+	       (now.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/*
+ * Wait (bounded) until the kernel answered every reconfigure that
+ * ASKED marks. 0, or the first failure (its queue named in *errors).
+ */
+static int wait_reconfigured(struct registry *r, const bool *asked,
+			     char **errors)
+{
+	const struct timespec pause = { 0, 1000000 };
+	struct timespec t0;
+	int rc = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned i = 0; i < r->n && rc == 0; i++) {
+		int res;
+
+		while (asked[i] && (res = queue_reconfigure_result(r->q[i])) > 0 &&
+		       ms_since(&t0) < RECONF_WAIT_MS)
+			nanosleep(&pause, NULL);
+		if (!asked[i] || res == 0)
+			continue;
+		rc = res > 0 ? -ETIMEDOUT : res;
+		add_error(errors, "queue %u: the kernel did not accept the new queue configuration (%s)",
+			  queue_num(r->q[i]), strerror(-rc));
+	}
+	return rc;
+}
+
+/*
+ * Give the queues that stay their new options and kernel flags, and wait
+ * until the kernel has acknowledged them: a policy that needs a new flag
+ * (meta skuid needs UID_GID) must not judge packets queued without it.
+ * On failure the old options and flags are asked back.
+ */
+static int reconfigure_kept(const struct nfqd *d, const struct conf *nc,
+			    uint32_t kflags, struct reload_plan *pl,
+			    char **errors)
+{
+	bool asked[NFQD_MAX_QUEUES] = { false };
+	uint32_t old_kflags = 0;
+	int rc;
+
+	for (unsigned i = 0; i < pl->next->n; i++)
+		if (!pl->opened[i])
+			asked[i] = queue_reconfigure(pl->next->q[i],
+						     &nc->opts, kflags);
+	rc = wait_reconfigured(pl->next, asked, errors);
+	if (rc == 0)
+		return 0;
+	if (registry_policy())
+		old_kflags = policy_kernel_flags(registry_policy());
+	for (unsigned i = 0; i < pl->next->n; i++)
+		if (asked[i])
+			queue_reconfigure(pl->next->q[i], &d->conf->opts,
+					  old_kflags);
+	return rc;
+}
+
 /* Switch to the planned table: nothing here can fail. */
-static void commit_plan(const struct conf *nc, uint32_t kflags,
-			struct reload_plan *pl)
+static void commit_plan(struct reload_plan *pl)
 {
 	for (unsigned i = 0; i < pl->next->n; i++) {
-		if (pl->opened[i]) {
-			if (start_worker(pl->next->q[i]) < 0)
-				log_err("queue %u: worker did not start",
-					queue_num(pl->next->q[i]));
-		} else {
-			queue_reconfigure(pl->next->q[i], &nc->opts, kflags);
-		}
+		if (pl->opened[i] && start_worker(pl->next->q[i]) < 0)
+			log_err("queue %u: worker did not start",
+				queue_num(pl->next->q[i]));
 	}
 	registry_publish(pl->next);
 	for (unsigned i = 0; i < pl->n_removed; i++)
@@ -538,13 +611,16 @@ static int reload_with(struct nfqd *d, struct conf *nc, char **errors)
 	rc = check_kflags(d, p, errors);
 	if (rc == 0)
 		rc = set_kflags(pl.next, pl.opened, kflags);
+	if (rc == 0)
+		rc = reconfigure_kept(d, nc, kflags, &pl, errors);
 	if (rc < 0) {
 		policy_free(p);
 		abort_plan(&pl);
 		return rc;
 	}
+	/* Only now: every queue has the kernel flags P needs. */
 	policy_free(registry_publish_policy(p));
-	commit_plan(nc, kflags, &pl);
+	commit_plan(&pl);
 	return 0;
 }
 
@@ -633,6 +709,7 @@ static void free_queues(void)
 static void nfqd_shutdown(struct nfqd *d)
 {
 	sd_notify(0, "STOPPING=1");
+	ev_timer_stop(d->loop, &log_timer);
 	if (d->ctl)
 		ctl_stop(d->ctl);
 	d->ctl = NULL;
@@ -642,6 +719,7 @@ static void nfqd_shutdown(struct nfqd *d)
 		stats_stop(d->stats);
 	d->stats = NULL;
 	ifcache_stop();
+	log_rings_flush();
 	policy_free(registry_publish_policy(NULL));
 	conf_free(d->conf);
 	d->conf = NULL;

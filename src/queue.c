@@ -44,7 +44,10 @@
 #define ACK_TIMEOUT_MS	2000
 #define BATCHES_PER_WAKE 64	/* then let the loop look at its async */
 #define DRAIN_SECONDS	0.5	/* most time spent draining on stop */
-#define SEND_RETRIES	100
+#define PENDING_BATCHES	16	/* ledger bound, in receive batches */
+#define PENDING_MIN	1024
+#define RETRY_FIRST	0.001	/* seconds to the first resend */
+#define RETRY_MAX	0.1
 
 /* What the worker applies to its queue; replaced whole on reconfigure. */
 struct queue_params {
@@ -52,6 +55,12 @@ struct queue_params {
 	uint32_t maxlen;
 	uint32_t batch;
 	uint32_t flags;		/* NFQA_CFG_F_* wanted */
+};
+
+/* A reconfigure request from the main thread. */
+struct reconf {
+	struct queue_params p;
+	uint32_t req;
 };
 
 #define MANAGED_FLAGS (NFQA_CFG_F_FAIL_OPEN | NFQA_CFG_F_GSO | \
@@ -64,8 +73,9 @@ struct queue {
 	struct mnl_socket *nl;
 	int fd;
 	bool bound;		/* ours in the kernel: unbind on stop */
-	uint32_t seq;
-	struct queue_params params;
+	uint32_t seq;		/* config messages (never VERDICT_SEQ_BIT) */
+	struct queue_params params;	/* the worker's (or before start) */
+	struct queue_params main_params;	/* main thread: last asked for */
 
 	/* receive buffers: batch slots of rx_each bytes */
 	struct mmsghdr *msgs;
@@ -79,6 +89,7 @@ struct queue {
 	bool acked;
 	int ack_err;
 	uint32_t reconf_seq;
+	uint32_t reconf_req;	/* worker: the request reconf_seq answers */
 	bool unbinding;		/* packets now read were flushed by the kernel */
 	uint64_t flushed;
 
@@ -88,8 +99,20 @@ struct queue {
 	struct ev_loop *loop;
 	ev_io io;
 	ev_async wake;
-	struct queue_params *pending;	/* from the main thread (xchg) */
+	ev_timer retry;		/* resend what a failed send left */
+	double retry_delay;
+	bool in_worker;		/* the worker thread runs the loop */
+	bool send_failing;	/* logged once per failure streak */
+	bool paused;		/* not receiving: the ledger is at its bound */
+	struct log_ring *log;	/* the worker's log lines */
+	struct reconf *pending;		/* from the main thread (xchg) */
 	bool stopping;			/* set by the main thread */
+
+	/* reconfigure requests: main thread numbers them, the worker
+	 * reports the kernel's answer (reconf_done, then reconf_err) */
+	uint32_t reconf_last;		/* main thread */
+	uint32_t reconf_done;		/* worker, atomic */
+	int reconf_err;			/* worker, atomic */
 
 	/* Written only by the thread that runs the queue (the worker, or
 	 * the main thread before start / after join). */
@@ -155,27 +178,25 @@ void queue_counters_reset(struct queue *q)
 /* ------------------------------------------------------------------ */
 /* buffers                                                             */
 
-static void free_buffers(struct queue *q)
+static void free_rx(struct queue *q)
 {
 	free(q->msgs);
 	free(q->iov);
 	free(q->rx);
-	verdict_batch_free(&q->vb);
 	q->msgs = NULL;
 	q->iov = NULL;
 	q->rx = NULL;
 }
 
-static int alloc_buffers(struct queue *q, const struct queue_params *p)
+static int alloc_rx(struct queue *q, const struct queue_params *p)
 {
 	size_t each = NLMSG_ALIGN(p->copy_range) + RX_OVERHEAD;
 
 	q->msgs = calloc(p->batch, sizeof(*q->msgs));
 	q->iov = calloc(p->batch, sizeof(*q->iov));
 	q->rx = malloc(each * p->batch);
-	if (!q->msgs || !q->iov || !q->rx ||
-	    verdict_batch_init(&q->vb, q->num, p->batch) < 0) {
-		free_buffers(q);
+	if (!q->msgs || !q->iov || !q->rx) {
+		free_rx(q);
 		return -ENOMEM;
 	}
 	q->rx_each = each;
@@ -189,33 +210,95 @@ static int alloc_buffers(struct queue *q, const struct queue_params *p)
 }
 
 /* ------------------------------------------------------------------ */
-/* the receive / judge / verdict cycle                                 */
+/* sending verdicts                                                    */
 
-static void send_verdicts(struct queue *q)
+static int sock_send(void *ctx, const void *buf, size_t len)
 {
-	size_t len = verdict_batch_finish(&q->vb, 0);
+	struct queue *q = ctx;
 
-	for (int tries = 0; len > 0; tries++) {
-		if (mnl_socket_sendto(q->nl, q->vb.buf, len) >= 0) {
-			q->delta.batches++;
-			break;
-		}
-		if (errno == ENOBUFS || errno == ENOMEM || errno == EAGAIN)
-			q->delta.enobufs++;
-		else if (errno != EINTR)
-			q->delta.errors++;
-		if (tries == SEND_RETRIES) {
-			/* The packets stay queued in the kernel until the
-			 * queue is unbound; say so loudly. */
-			log_err("queue %u: verdict send failed (%s): %u messages lost",
-				q->num, strerror(errno), q->vb.n_msgs);
-			break;
-		}
-		if (errno != EINTR)
-			sched_yield();
-	}
-	verdict_batch_reset(&q->vb);
+	return mnl_socket_sendto(q->nl, buf, len) < 0 ? -errno : 0;
 }
+
+/* Most ledger entries before the worker stops receiving. */
+static unsigned pending_max(const struct queue *q)
+{
+	unsigned n = q->params.batch * PENDING_BATCHES;
+
+	return n < PENDING_MIN ? PENDING_MIN : n;
+}
+
+static void resume_receiving(struct queue *q)
+{
+	if (!q->paused)
+		return;
+	q->paused = false;
+	ev_io_start(q->loop, &q->io);
+	log_info("queue %u: verdicts delivered: receiving again", q->num);
+}
+
+/* The ledger is full: let the kernel hold new packets until it drains
+ * (the kernel queue's limit and fail-open then apply). */
+static void pause_receiving(struct queue *q)
+{
+	if (q->paused || !q->in_worker)
+		return;
+	q->paused = true;
+	ev_io_stop(q->loop, &q->io);
+	log_warn("queue %u: %u verdicts not delivered: receiving paused",
+		 q->num, verdict_batch_pending(&q->vb));
+}
+
+static void send_failed(struct queue *q, int err)
+{
+	if (!q->send_failing)
+		log_err("queue %u: verdict send failed (%s): %u verdicts kept for resending",
+			q->num, strerror(-err), verdict_batch_pending(&q->vb));
+	q->send_failing = true;
+	if (!q->in_worker || ev_is_active(&q->retry))
+		return;
+	q->retry_delay = q->retry_delay ? q->retry_delay * 2 : RETRY_FIRST;
+	if (q->retry_delay > RETRY_MAX)
+		q->retry_delay = RETRY_MAX;
+	ev_timer_set(&q->retry, q->retry_delay, 0.);
+	ev_timer_start(q->loop, &q->retry);
+}
+
+/*
+ * Deliver every verdict the ledger holds. A failure keeps them there; the
+ * retry timer, or the next batch, sends them first.
+ */
+static int send_verdicts(struct queue *q)
+{
+	struct verdict_flush_stats st = { 0 };
+	int rc;
+
+	rc = verdict_batch_flush(&q->vb, sock_send, q, &st);
+	q->delta.batches += st.sends;
+	q->delta.enobufs += st.transient;
+	q->delta.errors += st.errors;
+	if (rc < 0) {
+		send_failed(q, rc);
+		return rc;
+	}
+	if (q->send_failing) {
+		q->send_failing = false;
+		q->retry_delay = 0;
+		log_info("queue %u: verdicts sent again", q->num);
+	}
+	if (q->in_worker)
+		ev_timer_stop(q->loop, &q->retry);
+	resume_receiving(q);
+	return 0;
+}
+
+static void on_retry(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	send_verdicts(w->data);
+	counters_publish(w->data);
+}
+
+/* ------------------------------------------------------------------ */
+/* the receive / judge cycle                                           */
 
 static void count_verdict(struct queue *q, uint32_t verdict)
 {
@@ -231,18 +314,66 @@ static void count_verdict(struct queue *q, uint32_t verdict)
 	}
 }
 
+/* Count packet ID's decision and put it in the ledger. */
+static void decide(struct queue *q, uint32_t id, uint32_t len,
+		   const struct decision *d)
+{
+	q->delta.packets++;
+	q->delta.bytes += len;
+	count_verdict(q, d->verdict);
+	verdict_batch_add(&q->vb, id, d);
+}
+
 static void judge(struct queue *q, struct policy *pol, const struct pkt *p)
 {
 	struct decision d = { .verdict = NF_ACCEPT };
 
 	if (pol)
 		policy_judge(pol, p, q->slot, &d);
+	decide(q, p->id, p->orig_len, &d);
+}
+
+static struct decision incomplete_decision(const struct policy *pol)
+{
+	struct decision d = {
+		.verdict = policy_incomplete_verdict(pol),
+		.incomplete = true,
+	};
+
+	return d;
+}
+
+/* A packet nfqd cannot read whole (truncated, malformed): no rule may
+ * judge it on what survived; it gets incomplete-verdict. */
+static void judge_incomplete(struct queue *q, const struct policy *pol,
+			     uint32_t id, uint32_t len)
+{
+	struct decision d = incomplete_decision(pol);
+
+	q->delta.errors++;
+	q->delta.incomplete++;
+	decide(q, id, len, &d);
+}
+
+/* A packet message without a readable id: the kernel still holds the
+ * packet; it gets incomplete-verdict by a batch verdict ending below the
+ * next id (verdict.h). */
+static void judge_unknown(struct queue *q, const struct policy *pol)
+{
+	struct decision d = incomplete_decision(pol);
+
+	q->delta.errors++;
+	q->delta.incomplete++;
 	q->delta.packets++;
-	q->delta.bytes += p->orig_len;
 	count_verdict(q, d.verdict);
-	if (verdict_batch_full(&q->vb))
-		send_verdicts(q);
-	verdict_batch_add(&q->vb, p->id, &d);
+	verdict_batch_add_gap(&q->vb, &d);
+}
+
+static void reconf_report(struct queue *q, int err)
+{
+	__atomic_store_n(&q->reconf_err, err, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->reconf_done, q->reconf_req, __ATOMIC_RELEASE);
+	q->reconf_seq = 0;
 }
 
 static void handle_error_msg(struct queue *q, const struct nlmsghdr *nlh)
@@ -253,22 +384,33 @@ static void handle_error_msg(struct queue *q, const struct nlmsghdr *nlh)
 		q->delta.errors++;
 		return;
 	}
+	if (verdict_seq_is_verdict(nlh->nlmsg_seq)) {
+		/* A verdict the kernel refused (ENOENT: the packet is
+		 * gone, e.g. flushed when its device went down). */
+		if (e->error) {
+			q->delta.errors++;
+			log_debug("queue %u: verdict refused (%s)", q->num,
+				  strerror(-e->error));
+		}
+		return;
+	}
 	if (q->wait_seq && nlh->nlmsg_seq == q->wait_seq) {
 		q->acked = true;
 		q->ack_err = e->error;
 		return;
 	}
-	if (e->error == 0)
-		return;
 	if (q->reconf_seq && nlh->nlmsg_seq == q->reconf_seq) {
-		log_err("queue %u: reconfigure failed (%s)", q->num,
-			strerror(-e->error));
+		if (e->error)
+			log_err("queue %u: reconfigure failed (%s)", q->num,
+				strerror(-e->error));
+		reconf_report(q, e->error);
 		return;
 	}
-	/* A verdict the kernel refused (e.g. ENOENT: the packet is gone). */
-	q->delta.errors++;
-	log_debug("queue %u: verdict refused (%s)", q->num,
-		  strerror(-e->error));
+	if (e->error) {
+		q->delta.errors++;
+		log_debug("queue %u: error %s for message %u", q->num,
+			  strerror(-e->error), nlh->nlmsg_seq);
+	}
 }
 
 static void handle_msg(struct queue *q, struct policy *pol,
@@ -291,13 +433,47 @@ static void handle_msg(struct queue *q, struct policy *pol,
 		judge(q, pol, &p);
 		break;
 	case PKT_BAD_WITH_ID:
-		/* Still queued in the kernel: it must get a verdict, or a
-		 * later batch verdict would decide it blindly. */
-		q->delta.errors++;
-		judge(q, pol, &p);
+		judge_incomplete(q, pol, p.id, p.orig_len);
+		break;
+	case PKT_BAD:
+		judge_unknown(q, pol);
 		break;
 	case PKT_NOT_PACKET:
+		q->delta.errors++;
+		break;
+	}
+}
+
+/* A message cut short (MSG_TRUNC, or longer than its datagram): only its
+ * id is trusted. */
+static void handle_cut(struct queue *q, struct policy *pol,
+		       struct nlmsghdr *nlh, size_t len)
+{
+	struct pkt p;
+
+	if (len < NLMSG_HDRLEN) {
+		judge_unknown(q, pol);
+		return;
+	}
+	if (nlh->nlmsg_type == NLMSG_ERROR || nlh->nlmsg_type < NLMSG_MIN_TYPE) {
+		q->delta.errors++;
+		return;
+	}
+	if (q->unbinding) {
+		q->flushed++;
+		return;
+	}
+	if (nlh->nlmsg_len > len)
+		nlh->nlmsg_len = (uint32_t)len;
+	switch (pkt_parse_msg(nlh, nlh->nlmsg_len, &p)) {
+	case PKT_OK:
+	case PKT_BAD_WITH_ID:
+		judge_incomplete(q, pol, p.id, p.orig_len);
+		break;
 	case PKT_BAD:
+		judge_unknown(q, pol);
+		break;
+	case PKT_NOT_PACKET:
 		q->delta.errors++;
 		break;
 	}
@@ -309,30 +485,52 @@ static void handle_datagram(struct queue *q, struct policy *pol, char *buf,
 	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
 	int rem = (int)len;
 
+	/* The kernel sends one packet per datagram: a truncated datagram
+	 * is one packet message, cut. */
 	if (truncated) {
-		/* Parse what arrived: the id is in the first attribute. */
-		q->delta.errors++;
-		if (len >= NLMSG_HDRLEN && nlh->nlmsg_len > len)
-			nlh->nlmsg_len = (uint32_t)len;
+		handle_cut(q, pol, nlh, len);
+		return;
 	}
 	while (mnl_nlmsg_ok(nlh, rem)) {
 		handle_msg(q, pol, nlh);
 		nlh = mnl_nlmsg_next(nlh, &rem);
 	}
-	if (rem > 0 && !truncated)
-		q->delta.errors++;
+	if (rem > 0)
+		handle_cut(q, pol, nlh, (size_t)rem);
+}
+
+void queue_rx_datagram(struct queue *q, struct policy *pol, char *buf,
+		       size_t len, bool truncated)
+{
+	handle_datagram(q, pol, buf, len, truncated);
+	counters_publish(q);
+}
+
+struct verdict_batch *queue_verdicts(struct queue *q)
+{
+	return &q->vb;
 }
 
 /*
  * One receive batch. Returns the number of datagrams read (0: nothing
- * waiting), or a negative errno for a receive error.
+ * waiting, or no room in the ledger), or a negative errno for a receive
+ * error.
  */
 static int receive_batch(struct queue *q)
 {
+	unsigned room = 0, max = pending_max(q), pending;
 	struct policy *pol;
 	int n;
 
-	n = recvmmsg(q->fd, q->msgs, q->params.batch, MSG_DONTWAIT, NULL);
+	pending = verdict_batch_pending(&q->vb);
+	if (pending < max)
+		room = max - pending < q->params.batch ? max - pending :
+							 q->params.batch;
+	if (room == 0) {
+		pause_receiving(q);
+		return 0;
+	}
+	n = recvmmsg(q->fd, q->msgs, room, MSG_DONTWAIT, NULL);
 	if (n < 0) {
 		int err = errno;
 
@@ -351,14 +549,23 @@ static int receive_batch(struct queue *q)
 		handle_datagram(q, pol, q->rx + (size_t)i * q->rx_each,
 				q->msgs[i].msg_len,
 				q->msgs[i].msg_hdr.msg_flags & MSG_TRUNC);
-	send_verdicts(q);
 	rcu_read_unlock();
+	send_verdicts(q);
 	counters_publish(q);
 	return n;
 }
 
 /* ------------------------------------------------------------------ */
 /* configuration messages                                              */
+
+/* Config messages number from 1 and never carry VERDICT_SEQ_BIT. */
+static uint32_t next_cfg_seq(struct queue *q)
+{
+	q->seq = (q->seq + 1) & ~VERDICT_SEQ_BIT;
+	if (q->seq == 0)
+		q->seq = 1;
+	return q->seq;
+}
 
 /* Send NLH with an ACK request and wait for the ACK, giving verdicts to
  * any packet that arrives meanwhile. Only while no worker runs. */
@@ -367,7 +574,7 @@ static int talk(struct queue *q, struct nlmsghdr *nlh)
 	struct timespec start, now;
 
 	nlh->nlmsg_flags |= NLM_F_ACK;
-	nlh->nlmsg_seq = ++q->seq;
+	nlh->nlmsg_seq = next_cfg_seq(q);
 	q->wait_seq = nlh->nlmsg_seq;
 	q->acked = false;
 	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0)
@@ -475,6 +682,7 @@ int queue_set_kernel_flags(struct queue *q, uint32_t kflags)
 	uint32_t optional = NFQA_CFG_F_UID_GID | NFQA_CFG_F_CONNTRACK;
 
 	q->params.flags = (q->params.flags & ~optional) | (kflags & optional);
+	q->main_params = q->params;
 	return send_flags(q);
 }
 
@@ -521,22 +729,39 @@ static int open_socket(struct queue *q, uint64_t rcvbuf)
 	return 0;
 }
 
+int queue_alloc(struct queue **out, uint16_t num, int cpu, unsigned slot,
+		const struct conf_options *o)
+{
+	char name[32];
+	struct queue *q;
+
+	*out = NULL;
+	if (posix_memalign((void **)&q, 64, sizeof(*q)) != 0)
+		return -ENOMEM;
+	memset(q, 0, sizeof(*q));
+	*out = q;
+	q->num = num;
+	q->cpu = cpu;
+	q->slot = slot;
+	q->fd = -1;
+	params_from_options(&q->params, o, 0);
+	q->main_params = q->params;
+	snprintf(name, sizeof(name), "queue %u", num);
+	q->log = log_ring_new(name);
+	if (!q->log || alloc_rx(q, &q->params) < 0 ||
+	    verdict_batch_init(&q->vb, q->num, q->params.batch) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 int queue_open(struct queue **out, uint16_t num, int cpu, unsigned slot,
 	       const struct conf_options *o)
 {
 	struct queue *q;
 	int rc;
 
-	if (posix_memalign((void **)&q, 64, sizeof(*q)) != 0)
-		return -ENOMEM;
-	memset(q, 0, sizeof(*q));
-	q->num = num;
-	q->cpu = cpu;
-	q->slot = slot;
-	q->fd = -1;
-	params_from_options(&q->params, o, 0);
-	*out = q;
-	rc = alloc_buffers(q, &q->params);
+	rc = queue_alloc(out, num, cpu, slot, o);
+	q = *out;
 	if (rc < 0)
 		return rc;
 	rc = open_socket(q, o->rcvbuf);
@@ -587,48 +812,65 @@ static void drain(struct queue *q)
 		if (n == 0)
 			break;
 	}
+	/* The last sends may have failed: a few more tries, then the
+	 * kernel drops what is left when the queue is unbound. */
+	for (int i = 0; i < 10 && verdict_batch_pending(&q->vb); i++)
+		send_verdicts(q);
+	if (verdict_batch_pending(&q->vb))
+		log_err("queue %u: stopping with %u verdicts not delivered",
+			q->num, verdict_batch_pending(&q->vb));
 }
 
-static void apply_params(struct queue *q, struct queue_params *np)
+static void apply_params(struct queue *q, struct reconf *rq)
 {
+	struct queue_params *np = &rq->p;
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
 
 	if (np->batch != q->params.batch ||
 	    np->copy_range != q->params.copy_range) {
-		free_buffers(q);
-		if (alloc_buffers(q, np) < 0) {
+		free_rx(q);
+		if (alloc_rx(q, np) < 0 ||
+		    verdict_batch_set_max(&q->vb, np->batch) < 0) {
 			/* Keep going with the old sizes. */
 			log_err("queue %u: reconfigure: out of memory", q->num);
 			np->batch = q->params.batch;
 			np->copy_range = q->params.copy_range;
-			if (alloc_buffers(q, np) < 0)
+			free_rx(q);
+			if (alloc_rx(q, np) < 0)
 				abort();
 		}
 	}
 	q->params = *np;
-	/* The ACK comes back through the receive path (handle_error_msg). */
+	/* The ACK comes back through the receive path (handle_error_msg),
+	 * which reports it to the main thread. */
 	nlh = cfg_msg(buf, q->num);
 	put_params(nlh, np);
 	put_flags(nlh, np->flags, MANAGED_FLAGS);
 	nlh->nlmsg_flags |= NLM_F_ACK;
-	nlh->nlmsg_seq = q->reconf_seq = ++q->seq;
-	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0)
+	nlh->nlmsg_seq = q->reconf_seq = next_cfg_seq(q);
+	q->reconf_req = rq->req;
+	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0) {
+		int err = -errno;
+
 		log_err("queue %u: reconfigure failed (%s)", q->num,
-			strerror(errno));
-	free(np);
+			strerror(-err));
+		reconf_report(q, err);
+	}
+	free(rq);
 }
 
 static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
 {
 	struct queue *q = w->data;
-	struct queue_params *np;
+	struct reconf *rq;
 
-	np = __atomic_exchange_n(&q->pending, NULL, __ATOMIC_ACQ_REL);
-	if (np)
-		apply_params(q, np);
+	rq = __atomic_exchange_n(&q->pending, NULL, __ATOMIC_ACQ_REL);
+	if (rq)
+		apply_params(q, rq);
 	if (__atomic_load_n(&q->stopping, __ATOMIC_ACQUIRE)) {
 		ev_io_stop(loop, &q->io);
+		ev_timer_stop(loop, &q->retry);
 		drain(q);
 		ev_break(loop, EVBREAK_ALL);
 	}
@@ -651,8 +893,16 @@ static void *worker_main(void *arg)
 	struct queue *q = arg;
 
 	rcu_register_thread();
+	/* From here on this thread's log lines go through its ring: no
+	 * write(2) on the packet path. */
+	log_ring_attach(q->log);
+	q->in_worker = true;
+	if (verdict_batch_pending(&q->vb))
+		send_verdicts(q);
 	ev_run(q->loop, 0);
+	q->in_worker = false;
 	counters_publish(q);
+	log_ring_attach(NULL);
 	rcu_unregister_thread();
 	return NULL;
 }
@@ -673,6 +923,8 @@ int queue_start(struct queue *q)
 	ev_async_init(&q->wake, on_wake);
 	q->wake.data = q;
 	ev_async_start(q->loop, &q->wake);
+	ev_timer_init(&q->retry, on_retry, RETRY_FIRST, 0.);
+	q->retry.data = q;
 
 	pthread_attr_init(&attr);
 	if (q->cpu >= 0) {
@@ -697,23 +949,36 @@ int queue_start(struct queue *q)
 	return 0;
 }
 
-void queue_reconfigure(struct queue *q, const struct conf_options *o,
+bool queue_reconfigure(struct queue *q, const struct conf_options *o,
 		       uint32_t kflags)
 {
-	struct queue_params np, *p, *old;
+	struct queue_params np;
+	struct reconf *rq, *old;
 
+	/* main_params, not params: the worker writes those. */
 	params_from_options(&np, o, kflags);
-	if (memcmp(&np, &q->params, sizeof(np)) == 0 || !q->started)
-		return;
-	p = malloc(sizeof(*p));
-	if (!p) {
+	if (memcmp(&np, &q->main_params, sizeof(np)) == 0 || !q->started)
+		return false;
+	rq = malloc(sizeof(*rq));
+	if (!rq) {
 		log_err("queue %u: reconfigure: out of memory", q->num);
-		return;
+		return false;
 	}
-	*p = np;
-	old = __atomic_exchange_n(&q->pending, p, __ATOMIC_ACQ_REL);
+	rq->p = np;
+	rq->req = ++q->reconf_last;
+	q->main_params = np;
+	old = __atomic_exchange_n(&q->pending, rq, __ATOMIC_ACQ_REL);
 	free(old);
 	ev_async_send(q->loop, &q->wake);
+	return true;
+}
+
+int queue_reconfigure_result(const struct queue *q)
+{
+	if (__atomic_load_n(&q->reconf_done, __ATOMIC_ACQUIRE) !=
+	    q->reconf_last)
+		return 1;
+	return __atomic_load_n(&q->reconf_err, __ATOMIC_RELAXED);
 }
 
 void queue_request_stop(struct queue *q)
@@ -732,6 +997,7 @@ void queue_stop(struct queue *q)
 		queue_request_stop(q);
 		pthread_join(q->thread, NULL);
 		q->started = false;
+		log_ring_flush(q->log);
 	}
 	if (!q->bound)
 		return;
@@ -757,6 +1023,8 @@ void queue_free(struct queue *q)
 		ev_loop_destroy(q->loop);
 	if (q->nl)
 		mnl_socket_close(q->nl);
-	free_buffers(q);
+	free_rx(q);
+	verdict_batch_free(&q->vb);
+	log_ring_free(q->log);
 	free(q);
 }

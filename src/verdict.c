@@ -1,9 +1,9 @@
 /*
- * verdict.c - the verdict batcher. Packets of one receive batch are decided
- * in id order; a run of equal decisions becomes one NFQNL_MSG_VERDICT_BATCH
- * (the kernel applies it to every waiting id <= the one given, and every
- * older packet was verdicted by an earlier message), a lone decision one
- * NFQNL_MSG_VERDICT. All messages go out in one sendmsg.
+ * verdict.c - the verdict ledger and batcher. Decisions wait in a ring, in
+ * id order, until the sendmsg carrying them succeeded; messages are always
+ * built from the oldest entry, so a batch verdict (every waiting id <= the
+ * one given) only ever covers packets answered before it or decided the
+ * same way.
  */
 #include <errno.h>
 #include <libmnl/libmnl.h>
@@ -20,27 +20,127 @@
 	 MNL_ALIGN(MNL_ATTR_HDRLEN + sizeof(struct nfqnl_msg_verdict_hdr)) + \
 	 MNL_ALIGN(MNL_ATTR_HDRLEN + sizeof(uint32_t)))
 
-int verdict_batch_init(struct verdict_batch *b, uint16_t queue, unsigned max)
+#define LEDGER_MIN	64
+#define TRANSIENT_TRIES	3	/* then the caller retries later */
+#define EINTR_TRIES	16
+
+enum rec_kind {
+	REC_PACKET,
+	REC_GAP,	/* packets of unknown id before the next entry */
+};
+
+struct verdict_rec {
+	uint32_t id;
+	uint8_t kind;
+	bool single;	/* a send of it failed: answer it alone */
+	struct decision d;
+};
+
+static unsigned pow2_at_least(unsigned n)
+{
+	unsigned p = LEDGER_MIN;
+
+	while (p < n)
+		p *= 2;
+	return p;
+}
+
+int verdict_batch_init(struct verdict_batch *b, uint16_t queue,
+		       unsigned max_msgs)
 {
 	memset(b, 0, sizeof(*b));
 	b->queue = queue;
-	b->max = max;
-	b->buf_size = (size_t)max * VERDICT_MSG_MAX;
-	b->buf = malloc(b->buf_size);
-	return b->buf ? 0 : -ENOMEM;
+	b->seq = VERDICT_SEQ_BIT;
+	b->cap = pow2_at_least(2 * max_msgs);
+	b->rec = calloc(b->cap, sizeof(*b->rec));
+	if (!b->rec || verdict_batch_set_max(b, max_msgs) < 0) {
+		verdict_batch_free(b);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void verdict_batch_free(struct verdict_batch *b)
 {
 	free(b->buf);
+	free(b->rec);
 	b->buf = NULL;
+	b->rec = NULL;
+	b->count = 0;
 }
 
-void verdict_batch_reset(struct verdict_batch *b)
+int verdict_batch_set_max(struct verdict_batch *b, unsigned max_msgs)
 {
+	size_t size;
+	char *buf;
+
+	if (max_msgs == 0)
+		max_msgs = 1;
+	size = (size_t)max_msgs * VERDICT_MSG_MAX;
+	buf = malloc(size);
+	if (!buf)
+		return -ENOMEM;
+	free(b->buf);
+	b->buf = buf;
+	b->buf_size = size;
+	b->max_msgs = max_msgs;
+	b->send_max = size;
 	b->len = 0;
 	b->n_msgs = 0;
-	b->run_len = 0;
+	b->built = 0;
+	return 0;
+}
+
+static struct verdict_rec *rec_at(const struct verdict_batch *b, unsigned i)
+{
+	return &b->rec[(b->head + i) & (b->cap - 1)];
+}
+
+/* Double the ring, oldest entry first in the new one. */
+static void grow(struct verdict_batch *b)
+{
+	unsigned ncap = b->cap * 2;
+	struct verdict_rec *n = malloc(ncap * sizeof(*n));
+
+	if (!n || ncap < b->cap)
+		abort();
+	for (unsigned i = 0; i < b->count; i++)
+		n[i] = *rec_at(b, i);
+	free(b->rec);
+	b->rec = n;
+	b->cap = ncap;
+	b->head = 0;
+}
+
+static struct verdict_rec *append(struct verdict_batch *b)
+{
+	if (b->count == b->cap)
+		grow(b);
+	return rec_at(b, b->count++);
+}
+
+void verdict_batch_add(struct verdict_batch *b, uint32_t id,
+		       const struct decision *d)
+{
+	struct verdict_rec *r = append(b);
+
+	r->id = id;
+	r->kind = REC_PACKET;
+	r->single = false;
+	r->d = *d;
+}
+
+void verdict_batch_add_gap(struct verdict_batch *b, const struct decision *d)
+{
+	struct verdict_rec *r;
+
+	if (b->count && rec_at(b, b->count - 1)->kind == REC_GAP)
+		return;
+	r = append(b);
+	r->id = 0;
+	r->kind = REC_GAP;
+	r->single = false;
+	r->d = *d;
 }
 
 static bool same_decision(const struct decision *a, const struct decision *b)
@@ -49,53 +149,132 @@ static bool same_decision(const struct decision *a, const struct decision *b)
 	       (!a->set_mark || a->mark == b->mark);
 }
 
-/* Append the pending run as one message. */
-static void emit_run(struct verdict_batch *b)
+static void put_msg(struct verdict_batch *b, int type, uint32_t id,
+		    const struct decision *d)
 {
-	int type = b->run_len > 1 ? NFQNL_MSG_VERDICT_BATCH : NFQNL_MSG_VERDICT;
-	struct nlmsghdr *nlh;
+	struct nlmsghdr *nlh = nfq_nlmsg_put(b->buf + b->len, type, b->queue);
 
-	if (b->run_len == 0)
-		return;
-	/* verdict_batch_full() keeps n_msgs below max: the buffer fits. */
-	nlh = nfq_nlmsg_put(b->buf + b->len, type, b->queue);
-	nfq_nlmsg_verdict_put(nlh, (int)b->run_last, (int)b->run.verdict);
-	if (b->run.set_mark)
-		nfq_nlmsg_verdict_put_mark(nlh, b->run.mark);
+	nfq_nlmsg_verdict_put(nlh, (int)id, (int)d->verdict);
+	if (d->set_mark)
+		nfq_nlmsg_verdict_put_mark(nlh, d->mark);
+	nlh->nlmsg_seq = b->seq | VERDICT_SEQ_BIT;
+	b->seq = (b->seq + 1) | VERDICT_SEQ_BIT;
 	b->len += NLMSG_ALIGN(nlh->nlmsg_len);
 	b->n_msgs++;
-	b->run_len = 0;
 }
 
-void verdict_batch_add(struct verdict_batch *b, uint32_t id,
-		       const struct decision *d)
+/* Entries from I that one message can answer: a run of equal decisions
+ * (none of them left by a failed send), or a single one. */
+static unsigned run_end(const struct verdict_batch *b, unsigned i)
 {
-	if (b->run_len > 0 && same_decision(&b->run, d)) {
-		b->run_last = id;
-		b->run_len++;
-		return;
+	const struct verdict_rec *r = rec_at(b, i);
+	unsigned j = i + 1;
+
+	if (r->single)
+		return j;
+	while (j < b->count) {
+		const struct verdict_rec *n = rec_at(b, j);
+
+		if (n->kind != REC_PACKET || n->single ||
+		    !same_decision(&n->d, &r->d))
+			break;
+		j++;
 	}
-	emit_run(b);
-	b->run = *d;
-	b->run_last = id;
-	b->run_len = 1;
+	return j;
 }
 
-size_t verdict_batch_finish(struct verdict_batch *b, uint32_t seq)
+size_t verdict_batch_build(struct verdict_batch *b)
 {
-	size_t off = 0;
+	size_t limit = b->send_max < b->buf_size ? b->send_max : b->buf_size;
+	unsigned i = 0;
 
-	emit_run(b);
-	for (unsigned i = 0; i < b->n_msgs; i++) {
-		struct nlmsghdr *nlh = (struct nlmsghdr *)(b->buf + off);
+	b->len = 0;
+	b->n_msgs = 0;
+	while (i < b->count && b->n_msgs < b->max_msgs &&
+	       b->len + VERDICT_MSG_MAX <= limit) {
+		const struct verdict_rec *r = rec_at(b, i);
+		unsigned j;
 
-		nlh->nlmsg_seq = seq + i;
-		off += NLMSG_ALIGN(nlh->nlmsg_len);
+		if (r->kind == REC_GAP) {
+			/* Everything older is answered before this message;
+			 * the next known id bounds the unknown ones. */
+			if (i + 1 == b->count)
+				break;
+			put_msg(b, NFQNL_MSG_VERDICT_BATCH,
+				rec_at(b, i + 1)->id - 1, &r->d);
+			i++;
+			continue;
+		}
+		j = run_end(b, i);
+		put_msg(b, j - i > 1 ? NFQNL_MSG_VERDICT_BATCH :
+				       NFQNL_MSG_VERDICT,
+			rec_at(b, j - 1)->id, &r->d);
+		i = j;
 	}
+	b->built = i;
 	return b->len;
 }
 
-bool verdict_batch_full(const struct verdict_batch *b)
+void verdict_batch_sent(struct verdict_batch *b)
 {
-	return b->n_msgs + (b->run_len > 0) >= b->max;
+	b->head = (b->head + b->built) & (b->cap - 1);
+	b->count -= b->built;
+	b->built = 0;
+	b->len = 0;
+	b->n_msgs = 0;
+}
+
+void verdict_batch_unsent(struct verdict_batch *b)
+{
+	for (unsigned i = 0; i < b->built; i++)
+		rec_at(b, i)->single = true;
+	b->built = 0;
+	b->len = 0;
+	b->n_msgs = 0;
+}
+
+static bool transient(int err)
+{
+	return err == -ENOBUFS || err == -ENOMEM || err == -EAGAIN ||
+	       err == -EWOULDBLOCK;
+}
+
+int verdict_batch_flush(struct verdict_batch *b, verdict_send_fn send,
+			void *ctx, struct verdict_flush_stats *st)
+{
+	struct verdict_flush_stats dummy;
+	unsigned tries = 0, intr = 0;
+	size_t len;
+	int rc;
+
+	if (!st)
+		st = &dummy;
+	while ((len = verdict_batch_build(b)) > 0) {
+		rc = send(ctx, b->buf, len);
+		if (rc == 0) {
+			verdict_batch_sent(b);
+			st->sends++;
+			tries = intr = 0;
+			continue;
+		}
+		if (rc == -EINTR && ++intr < EINTR_TRIES)
+			continue;
+		if (rc == -EMSGSIZE && b->n_msgs > 1) {
+			/* Too big for the socket: fewer messages per send. */
+			b->send_max = len / 2;
+			if (b->send_max < VERDICT_MSG_MAX)
+				b->send_max = VERDICT_MSG_MAX;
+			continue;
+		}
+		if (transient(rc)) {
+			st->transient++;
+			if (++tries < TRANSIENT_TRIES)
+				continue;
+		} else {
+			st->errors++;
+		}
+		verdict_batch_unsent(b);
+		return rc;
+	}
+	return 0;
 }

@@ -1,7 +1,8 @@
 /*
- * test_verdict.c - the verdict batcher against a model of the kernel queue:
- * every packet must end up with exactly the decision a per-packet consumer
- * would have given it, with one message per run of equal decisions.
+ * test_verdict.c - the verdict ledger and batcher against a model of the
+ * kernel queue: every packet must end up with exactly the decision a
+ * per-packet consumer would have given it, with one message per run of
+ * equal decisions, whatever sends fail on the way.
  */
 #include <arpa/inet.h>
 #include <libmnl/libmnl.h>
@@ -14,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <cmocka.h>
 
 #include "verdict.h"
@@ -27,6 +29,10 @@ struct model {
 	struct decision got[MAXPKT];
 	bool decided[MAXPKT];
 	uint32_t first_id;
+	unsigned msgs;		/* messages applied */
+	unsigned singles;	/* of them NFQNL_MSG_VERDICT */
+	unsigned batches;
+	unsigned batch_matched;
 };
 
 static void model_decide(struct model *m, unsigned idx, uint32_t verdict,
@@ -66,9 +72,12 @@ static void model_apply(struct model *m, const struct nlmsghdr *nlh,
 	id = ntohl(vh->id);
 	verdict = ntohl(vh->verdict);
 
+	assert_true(verdict_seq_is_verdict(nlh->nlmsg_seq));
+	m->msgs++;
 	if (type == NFQNL_MSG_VERDICT) {
 		unsigned i;
 
+		m->singles++;
 		for (i = 0; i < m->n; i++)
 			if (m->ids[i] == id && !m->decided[i])
 				break;
@@ -87,23 +96,53 @@ static void model_apply(struct model *m, const struct nlmsghdr *nlh,
 		model_decide(m, i, verdict, tb[NFQA_MARK]);
 		matched++;
 	}
-	assert_true(matched > 1);	/* a batch message for one is waste */
+	/* At least one, or the kernel says ENOENT. */
+	assert_true(matched >= 1);
+	m->batches++;
+	m->batch_matched += matched;
 }
 
-static unsigned model_apply_buf(struct model *m, const struct verdict_batch *b)
+/* Apply one send's buffer, as the kernel does when the sendmsg succeeds. */
+static void model_apply_buf(struct model *m, uint16_t queue, const void *buf,
+			    size_t len)
 {
-	const struct nlmsghdr *nlh = (const struct nlmsghdr *)b->buf;
-	int rem = (int)b->len;
-	unsigned n = 0;
+	const struct nlmsghdr *nlh = buf;
+	int rem = (int)len;
 
 	while (mnl_nlmsg_ok(nlh, rem)) {
-		model_apply(m, nlh, b->queue);
+		model_apply(m, nlh, queue);
 		nlh = mnl_nlmsg_next(nlh, &rem);
-		n++;
 	}
 	assert_int_equal(rem, 0);
-	assert_int_equal(n, b->n_msgs);
-	return n;
+}
+
+/* A send that fails by a script, else delivers to the model. */
+struct sender {
+	struct model *m;
+	uint16_t queue;
+	int fail_next;		/* fail this many sends ... */
+	int fail_err;		/* ... with this */
+	size_t fail_above;	/* EMSGSIZE for more bytes than this (0: off) */
+	unsigned calls, ok;
+	size_t max_len;		/* largest send delivered */
+};
+
+static int model_send(void *ctx, const void *buf, size_t len)
+{
+	struct sender *s = ctx;
+
+	s->calls++;
+	if (s->fail_above && len > s->fail_above)
+		return -EMSGSIZE;
+	if (s->fail_next > 0) {
+		s->fail_next--;
+		return s->fail_err;
+	}
+	s->ok++;
+	if (len > s->max_len)
+		s->max_len = len;
+	model_apply_buf(s->m, s->queue, buf, len);
+	return 0;
 }
 
 static bool same(const struct decision *a, const struct decision *b)
@@ -112,44 +151,58 @@ static bool same(const struct decision *a, const struct decision *b)
 	       (!a->set_mark || a->mark == b->mark);
 }
 
+static struct model *model_new(uint32_t first, unsigned n)
+{
+	struct model *m = calloc(1, sizeof(*m));
+
+	assert_non_null(m);
+	for (unsigned i = 0; i < n; i++)
+		m->ids[i] = first + i;
+	m->n = n;
+	m->first_id = first;
+	return m;
+}
+
+static void assert_all_decided(const struct model *m,
+			       const struct decision *dec)
+{
+	for (unsigned i = 0; i < m->n; i++) {
+		assert_true(m->decided[i]);
+		assert_true(same(&m->got[i], &dec[i]));
+	}
+}
+
 /*
- * Feed DEC[0..n) for ids from FIRST through a batcher of size MAX, sending
- * whenever it is full, as the worker does. Checks every packet got its own
- * decision and the message count is the number of runs.
+ * Feed DEC[0..n) for ids from FIRST into a ledger of MAX messages per
+ * send, flushing every FLUSH_EVERY decisions as the worker does after a
+ * receive. Checks every packet got its own decision and the message
+ * count is the number of runs.
  */
 static void run_case(const struct decision *dec, unsigned n, uint32_t first,
 		     unsigned max)
 {
 	struct verdict_batch b;
-	struct model *m = calloc(1, sizeof(*m));
-	unsigned msgs = 0, runs = 0;
+	struct model *m = model_new(first, n);
+	struct sender s = { .m = m, .queue = 7 };
+	unsigned runs = 0;
 
-	assert_non_null(m);
 	assert_int_equal(verdict_batch_init(&b, 7, max), 0);
-	for (unsigned i = 0; i < n; i++)
-		m->ids[i] = first + i;
-	m->n = n;
-	verdict_batch_reset(&b);
 	for (unsigned i = 0; i < n; i++) {
-		if (verdict_batch_full(&b)) {
-			verdict_batch_finish(&b, 0);
-			msgs += model_apply_buf(m, &b);
-			verdict_batch_reset(&b);
-		}
 		verdict_batch_add(&b, first + i, &dec[i]);
+		if (verdict_batch_pending(&b) == max)
+			assert_int_equal(verdict_batch_flush(&b, model_send,
+							     &s, NULL), 0);
 	}
-	verdict_batch_finish(&b, 0);
-	msgs += model_apply_buf(m, &b);
-	for (unsigned i = 0; i < n; i++) {
-		assert_true(m->decided[i]);
-		assert_true(same(&m->got[i], &dec[i]));
+	assert_int_equal(verdict_batch_flush(&b, model_send, &s, NULL), 0);
+	assert_int_equal(verdict_batch_pending(&b), 0);
+	assert_all_decided(m, dec);
+	for (unsigned i = 0; i < n; i++)
 		if (i == 0 || !same(&dec[i], &dec[i - 1]))
 			runs++;
-	}
 	/* A flush in the middle of a run may split it, never more. */
 	if (n <= max)
-		assert_int_equal(msgs, runs);
-	assert_true(msgs >= runs);
+		assert_int_equal(m->msgs, runs);
+	assert_true(m->msgs >= runs);
 	verdict_batch_free(&b);
 	free(m);
 }
@@ -184,8 +237,9 @@ static void test_all_same_is_one_message(void **state)
 	assert_int_equal(verdict_batch_init(&b, 0, 64), 0);
 	for (unsigned i = 0; i < 64; i++)
 		verdict_batch_add(&b, 100 + i, &ACCEPT);
-	verdict_batch_finish(&b, 0);
+	verdict_batch_build(&b);
 	assert_int_equal(b.n_msgs, 1);
+	assert_int_equal(b.built, 64);
 	verdict_batch_free(&b);
 }
 
@@ -255,6 +309,259 @@ static void test_random_sequences(void **state)
 	}
 }
 
+/*
+ * The bug this ledger fixes: a send fails for good, its messages were
+ * thrown away, and the next batch verdict covered those packets with
+ * another decision. Now they stay and are answered first, one by one.
+ */
+static void test_failed_send_is_resent_first(void **state)
+{
+	struct decision d[8] = { DROP, DROP, DROP, ACCEPT, ACCEPT, ACCEPT,
+				 ACCEPT, ACCEPT };
+	struct model *m = model_new(10, 8);
+	struct sender s = { .m = m, .queue = 7, .fail_next = 1000,
+			    .fail_err = -ENOBUFS };
+	struct verdict_flush_stats st = { 0 };
+	struct verdict_batch b;
+
+	assert_int_equal(verdict_batch_init(&b, 7, 64), 0);
+	for (unsigned i = 0; i < 3; i++)
+		verdict_batch_add(&b, 10 + i, &d[i]);
+	assert_int_equal(verdict_batch_flush(&b, model_send, &s, &st),
+			 -ENOBUFS);
+	assert_true(st.transient >= 1);
+	assert_int_equal(st.sends, 0);
+	assert_int_equal(verdict_batch_pending(&b), 3);
+	assert_int_equal(m->msgs, 0);
+
+	/* The next receive batch: five accepts, then the send works. */
+	for (unsigned i = 3; i < 8; i++)
+		verdict_batch_add(&b, 10 + i, &d[i]);
+	s.fail_next = 0;
+	assert_int_equal(verdict_batch_flush(&b, model_send, &s, &st), 0);
+	assert_int_equal(st.sends, 1);
+	assert_int_equal(verdict_batch_pending(&b), 0);
+	assert_all_decided(m, d);
+	/* Three single drops, then one batch for the five accepts. */
+	assert_int_equal(m->singles, 3);
+	assert_int_equal(m->batches, 1);
+	verdict_batch_free(&b);
+	free(m);
+}
+
+/* ENOBUFS twice then success: retried at once, nothing marked single. */
+static void test_transient_retried(void **state)
+{
+	struct decision d[4] = { DROP, DROP, ACCEPT, ACCEPT };
+	struct model *m = model_new(1, 4);
+	struct sender s = { .m = m, .queue = 7, .fail_next = 2,
+			    .fail_err = -ENOMEM };
+	struct verdict_flush_stats st = { 0 };
+	struct verdict_batch b;
+
+	assert_int_equal(verdict_batch_init(&b, 7, 64), 0);
+	for (unsigned i = 0; i < 4; i++)
+		verdict_batch_add(&b, 1 + i, &d[i]);
+	assert_int_equal(verdict_batch_flush(&b, model_send, &s, &st), 0);
+	assert_int_equal(st.transient, 2);
+	assert_int_equal(st.sends, 1);
+	assert_int_equal(m->batches, 2);
+	assert_all_decided(m, d);
+	verdict_batch_free(&b);
+	free(m);
+}
+
+/* A permanent error (EPERM) keeps everything, for as long as it lasts. */
+static void test_permanent_error_keeps_all(void **state)
+{
+	struct decision d[200];
+	struct model *m = model_new(500, 200);
+	struct sender s = { .m = m, .queue = 7, .fail_next = 1 << 30,
+			    .fail_err = -EPERM };
+	struct verdict_flush_stats st = { 0 };
+	struct verdict_batch b;
+
+	assert_int_equal(verdict_batch_init(&b, 7, 16), 0);
+	for (unsigned i = 0; i < 200; i++) {
+		d[i] = i % 7 ? ACCEPT : DROP;
+		verdict_batch_add(&b, 500 + i, &d[i]);
+		if (i % 16 == 15)
+			assert_int_equal(verdict_batch_flush(&b, model_send,
+							     &s, &st), -EPERM);
+	}
+	assert_int_equal(verdict_batch_pending(&b), 200);
+	assert_int_equal(m->msgs, 0);
+	assert_int_equal(st.transient, 0);
+	s.fail_next = 0;
+	assert_int_equal(verdict_batch_flush(&b, model_send, &s, &st), 0);
+	assert_all_decided(m, d);
+	verdict_batch_free(&b);
+	free(m);
+}
+
+/* EMSGSIZE: fewer messages per send until they fit; all delivered. */
+static void test_emsgsize_splits(void **state)
+{
+	struct decision d[64];
+	struct model *m = model_new(1, 64);
+	struct sender s = { .m = m, .queue = 7, .fail_above = 300 };
+	struct verdict_batch b;
+
+	assert_int_equal(verdict_batch_init(&b, 7, 64), 0);
+	for (unsigned i = 0; i < 64; i++) {
+		d[i] = i % 2 ? DROP : MARK1;
+		verdict_batch_add(&b, 1 + i, &d[i]);
+	}
+	assert_int_equal(verdict_batch_flush(&b, model_send, &s, NULL), 0);
+	assert_int_equal(verdict_batch_pending(&b), 0);
+	assert_true(s.max_len <= 300);
+	assert_true(s.ok > 1);
+	assert_all_decided(m, d);
+	verdict_batch_free(&b);
+	free(m);
+}
+
+/* Even one message too big: kept, reported, sent when it fits again. */
+static void test_emsgsize_single_message(void **state)
+{
+	struct decision d[3] = { DROP, ACCEPT, ACCEPT };
+	struct model *m = model_new(1, 3);
+	struct sender s = { .m = m, .queue = 7, .fail_above = 8 };
+	struct verdict_batch b;
+
+	assert_int_equal(verdict_batch_init(&b, 7, 64), 0);
+	for (unsigned i = 0; i < 3; i++)
+		verdict_batch_add(&b, 1 + i, &d[i]);
+	assert_int_equal(verdict_batch_flush(&b, model_send, &s, NULL),
+			 -EMSGSIZE);
+	assert_int_equal(verdict_batch_pending(&b), 3);
+	s.fail_above = 0;
+	assert_int_equal(verdict_batch_flush(&b, model_send, &s, NULL), 0);
+	assert_all_decided(m, d);
+	verdict_batch_free(&b);
+	free(m);
+}
+
+/*
+ * Packets whose id could not be read (ids 3, 4 here): one batch verdict
+ * with incomplete-verdict ending just below the next known id, after
+ * every older packet was answered.
+ */
+static void test_gap_before_next_id(void **state)
+{
+	const struct decision inc = { .verdict = NF_DROP, .incomplete = true };
+	struct decision d[6] = { ACCEPT, ACCEPT, inc, inc, ACCEPT, MARK1 };
+	struct model *m = model_new(1, 6);
+	struct sender s = { .m = m, .queue = 7 };
+	struct verdict_batch b;
+
+	assert_int_equal(verdict_batch_init(&b, 7, 64), 0);
+	verdict_batch_add(&b, 1, &ACCEPT);
+	verdict_batch_add(&b, 2, &ACCEPT);
+	verdict_batch_add_gap(&b, &inc);
+	verdict_batch_add_gap(&b, &inc);	/* merges */
+	/* Nothing after the gap yet: it waits, what is older goes. */
+	assert_int_equal(verdict_batch_flush(&b, model_send, &s, NULL), 0);
+	assert_int_equal(verdict_batch_pending(&b), 1);
+	assert_int_equal(m->msgs, 1);
+	verdict_batch_add(&b, 5, &ACCEPT);
+	verdict_batch_add(&b, 6, &MARK1);
+	assert_int_equal(verdict_batch_flush(&b, model_send, &s, NULL), 0);
+	assert_int_equal(verdict_batch_pending(&b), 0);
+	assert_all_decided(m, d);
+	verdict_batch_free(&b);
+	free(m);
+}
+
+/* Verdict messages never share a sequence number with config messages,
+ * across the wrap of the counter too. */
+static void test_sequence_space(void **state)
+{
+	struct verdict_batch b;
+
+	assert_int_equal(verdict_batch_init(&b, 7, 4), 0);
+	b.seq = 0xfffffffeu;
+	for (uint32_t i = 0; i < 20; i++) {
+		const struct nlmsghdr *nlh;
+		int rem;
+
+		verdict_batch_add(&b, 2 * i, &ACCEPT);
+		verdict_batch_add(&b, 2 * i + 1, &DROP);
+		verdict_batch_build(&b);
+		nlh = (const struct nlmsghdr *)b.buf;
+		rem = (int)b.len;
+		while (mnl_nlmsg_ok(nlh, rem)) {
+			assert_true(nlh->nlmsg_seq & VERDICT_SEQ_BIT);
+			assert_true(verdict_seq_is_verdict(nlh->nlmsg_seq));
+			nlh = mnl_nlmsg_next(nlh, &rem);
+		}
+		verdict_batch_sent(&b);
+	}
+	for (uint32_t seq = 1; seq < 100000; seq++)
+		assert_false(verdict_seq_is_verdict(seq));
+	verdict_batch_free(&b);
+}
+
+/* Random decisions, random gaps, random failures of every kind, random
+ * flushes; at the end every packet has exactly its own decision. */
+static void test_random_failures(void **state)
+{
+	const struct decision *pool[] = { &ACCEPT, &DROP, &MARK1, &MARK2,
+					  &MARK0, &QUEUE5 };
+	const int errs[] = { -ENOBUFS, -ENOMEM, -EAGAIN, -EPERM, -EINTR,
+			     -EINVAL };
+	const struct decision inc = { .verdict = NF_DROP, .incomplete = true };
+	static struct decision d[MAXPKT];
+
+	srand(4242);
+	for (int iter = 0; iter < 500; iter++) {
+		unsigned n = 1 + (unsigned)rand() % 1500;
+		unsigned max = 1 + (unsigned)rand() % 64;
+		uint32_t first = (uint32_t)rand() * 2654435761u;
+		struct model *m = model_new(first, n);
+		struct sender s = { .m = m, .queue = 7 };
+		struct verdict_batch b;
+		bool prev_gap = false;
+
+		assert_int_equal(verdict_batch_init(&b, 7, max), 0);
+		for (unsigned i = 0; i < n; i++) {
+			if (i == 0 || rand() % 4 == 0)
+				d[i] = *pool[(unsigned)rand() % 6];
+			else
+				d[i] = d[i - 1];
+			/* An unknown id: never the last packet, so a
+			 * known id always bounds it. */
+			if (i + 1 < n && rand() % 50 == 0) {
+				d[i] = inc;
+				if (!prev_gap)
+					verdict_batch_add_gap(&b, &inc);
+				prev_gap = true;
+			} else {
+				verdict_batch_add(&b, first + i, &d[i]);
+				prev_gap = false;
+			}
+			if (rand() % 8)
+				continue;
+			s.fail_next = rand() % 3 ? 0 : 1 + rand() % 5;
+			s.fail_err = errs[(unsigned)rand() % 6];
+			s.fail_above = rand() % 4 ? 0 : 40 + rand() % 400;
+			verdict_batch_flush(&b, model_send, &s, NULL);
+		}
+		s.fail_next = 0;
+		s.fail_above = 0;
+		assert_int_equal(verdict_batch_flush(&b, model_send, &s, NULL),
+				 0);
+		assert_int_equal(verdict_batch_pending(&b), 0);
+		/* A gap covers consecutive unknown ids with one message. */
+		for (unsigned i = 0; i < n; i++) {
+			assert_true(m->decided[i]);
+			assert_true(same(&m->got[i], &d[i]));
+		}
+		verdict_batch_free(&b);
+		free(m);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,6 +572,14 @@ int main(void)
 		cmocka_unit_test(test_id_wrap),
 		cmocka_unit_test(test_flush_when_full),
 		cmocka_unit_test(test_random_sequences),
+		cmocka_unit_test(test_failed_send_is_resent_first),
+		cmocka_unit_test(test_transient_retried),
+		cmocka_unit_test(test_permanent_error_keeps_all),
+		cmocka_unit_test(test_emsgsize_splits),
+		cmocka_unit_test(test_emsgsize_single_message),
+		cmocka_unit_test(test_gap_before_next_id),
+		cmocka_unit_test(test_sequence_space),
+		cmocka_unit_test(test_random_failures),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,115 @@
+#!/bin/bash
+# A reload that adds a rule needing a new kernel flag (meta skuid needs
+# NFQA_CFG_F_UID_GID) publishes the new policy only after the kernel has
+# acknowledged the flag on every queue: once "nfqd-ctl reload" returns,
+# every locally generated packet carries its uid and "meta skuid 0 drop"
+# drops it. The window is widened by making the worker wake 600 ms late
+# (strace), and the packets are sent at once after the reload returned. A reload whose new queue configuration the kernel (here:
+# strace, failing the worker's next sendto) refuses fails and keeps the
+# running policy.
+. "$(dirname "$0")/../lib.sh"
+
+ns_setup
+require_cmd iptables nft strace
+in_b iptables -A OUTPUT -p udp -d 192.0.2.1 -j NFQUEUE --queue-num 0
+in_a nft -f - <<'NFT' || fail "nft sink"
+table inet sink {
+	chain in {
+		type filter hook input priority 100; policy accept;
+		udp dport 11 counter drop
+	}
+}
+NFT
+burst_seen() {
+	in_a nft list chain inet sink in | awk '/dport 11 counter/ { for (i = 1; i <= NF; i++) if ($i == "packets") print $(i + 1) }'
+}
+write_conf() {
+	cat >"$TMP/nfqd.conf" <<EOF
+options {
+	queues 1;
+	incomplete-verdict accept;
+	stats-file "$TMP/stats";
+	control-socket "$TMP/nfqd.sock";
+}
+hook output {
+	$1
+	udp dport 9-11 accept;
+}
+EOF
+}
+ctl() { in_b "$NFQD_CTL" -s "$TMP/nfqd.sock" "$@"; }
+generation() {
+	ctl -j status | python3 -c 'import json,sys; print(json.load(sys.stdin)["generation"])'
+}
+judged() {
+	ctl -j stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["queues"][0]["packets"])'
+}
+# Send $1 packets to port 11 from B (uid 0) and wait until nfqd judged
+# them all (with $2: only wait, $2 judged before they were sent).
+burst() {
+	local n0=${2:-} i
+	if [ -z "$n0" ]; then
+		n0=$(judged)
+		send_udp "$NS_B" 192.0.2.1 "$1" -p 11
+	fi
+	for i in $(seq 1 200); do
+		[ "$(judged)" -ge $((n0 + $1)) ] && [ "$(kqueue_field "$NS_B" 0 3)" = 0 ] && return 0
+		sleep 0.05
+	done
+	fail "burst not judged: $(judged) of $((n0 + $1))"
+}
+
+write_conf ""
+start_nfqd "$NS_B" "$TMP/nfqd.conf"
+wait_bound "$NS_B" 0
+worker=""
+for t in /proc/$NFQD_PID/task/*; do
+	[ "$(cat "$t/comm")" = nfqd-q0 ] && worker=${t##*/}
+done
+[ -n "$worker" ] || fail "no worker thread"
+burst 5
+[ "$(burst_seen)" = 5 ] || fail "packets did not pass before the reload: $(burst_seen)"
+
+# The worker wakes 600 ms late from every wait of its loop (offline for
+# RCU meanwhile, so no grace period waits for it).
+strace -qq -p "$worker" -e trace=epoll_wait \
+	-e inject=epoll_wait:delay_exit=600000 -o /dev/null &
+strace_pid=$!
+bg_pid $strace_pid
+sleep 0.5
+write_conf "meta skuid 0 drop;"
+before=$(burst_seen)
+n0=$(judged)
+# The packets leave as soon as the reload returns.
+in_b "$NFQD_CTL" -s "$TMP/nfqd.sock" reload >/dev/null &&
+	in_b "$TOP_BUILDDIR/tests/bench/nfqd-gen" -q -d 192.0.2.1 -n 20 -p 11 ||
+	fail "reload failed: $(tail -3 "$TMP/nfqd.log")"
+burst 20 "$n0"
+seen=$(( $(burst_seen) - before ))
+log "after the reload returned: $seen of 20 packets from uid 0 passed"
+[ "$seen" -eq 0 ] || fail "$seen packets from uid 0 passed after the reload with meta skuid 0 drop"
+kill -INT $strace_pid
+wait $strace_pid 2>/dev/null
+
+# The kernel refuses the next queue configuration: the reload fails, the
+# generation and the policy stay.
+gen=$(generation)
+strace -qq -p "$worker" -e trace=sendto -e inject=sendto:error=EPERM:when=1 \
+	-o /dev/null &
+strace_pid=$!
+bg_pid $strace_pid
+sleep 0.5
+write_conf ""
+out=$(ctl reload 2>&1) && fail "a reload the kernel refused succeeded: $out"
+log "refused: $out"
+kill -INT $strace_pid
+wait $strace_pid 2>/dev/null
+[ "$(generation)" = "$gen" ] || fail "generation $(generation) after a failed reload, want $gen"
+before=$(burst_seen)
+burst 10
+[ "$(burst_seen)" = "$before" ] || fail "the running policy was not kept after a failed reload"
+ctl reload >/dev/null || fail "reload after the refused one failed"
+burst 10
+[ "$(burst_seen)" = $((before + 10)) ] || fail "the policy without skuid does not pass packets"
+stop_nfqd
+log "ok: the new policy waited for the kernel's flags; a refused reload changed nothing"

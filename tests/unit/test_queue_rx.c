@@ -1,0 +1,324 @@
+/*
+ * test_queue_rx.c - the worker's receive path fed with hand-made
+ * datagrams: packets nfqd cannot read whole (truncated, bad attributes,
+ * no readable id) get incomplete-verdict explicitly, are counted, and no
+ * batch verdict covers them by accident.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libmnl/libmnl.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_queue.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "conf.h"
+#include "policy.h"
+#include "queue.h"
+#include "verdict.h"
+
+/* IPv4 UDP 192.0.2.1:1234 -> 192.0.2.2:9, 4 bytes of data. */
+static const uint8_t udp4[] = {
+	0x45, 0x00, 0x00, 0x20, 0x00, 0x01, 0x40, 0x00, 0x40, 0x11, 0x00, 0x00,
+	192, 0, 2, 1, 192, 0, 2, 2,
+	0x04, 0xd2, 0x00, 0x09, 0x00, 0x0c, 0x00, 0x00,
+	'a', 'b', 'c', 'd',
+};
+
+/* Judged whole, every packet here is accepted; incomplete-verdict is
+ * drop: a packet judged on what survived would be accepted. */
+static const char config[] =
+	"options { incomplete-verdict drop; }\n"
+	"hook input { udp dport 9 accept; policy accept; }\n";
+
+static char buf[8192];
+
+static struct nlmsghdr *put_msg(uint16_t type)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nfgenmsg *nfg;
+
+	nlh->nlmsg_type = (NFNL_SUBSYS_QUEUE << 8) | type;
+	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
+	nfg->nfgen_family = NFPROTO_IPV4;
+	nfg->version = NFNETLINK_V0;
+	nfg->res_id = htons(3);
+	return nlh;
+}
+
+static void put_hdr(struct nlmsghdr *nlh, uint32_t id)
+{
+	struct nfqnl_msg_packet_hdr ph = {
+		.packet_id = htonl(id),
+		.hw_protocol = htons(0x0800),
+		.hook = NF_INET_LOCAL_IN,
+	};
+
+	mnl_attr_put(nlh, NFQA_PACKET_HDR, sizeof(ph), &ph);
+}
+
+static struct nlmsghdr *good_msg(uint32_t id)
+{
+	struct nlmsghdr *nlh = put_msg(NFQNL_MSG_PACKET);
+
+	put_hdr(nlh, id);
+	mnl_attr_put_u32(nlh, NFQA_IFINDEX_INDEV, htonl(7));
+	mnl_attr_put(nlh, NFQA_PAYLOAD, sizeof(udp4), udp4);
+	return nlh;
+}
+
+struct fixture {
+	struct conf *conf;
+	struct policy *pol;
+	struct queue *q;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	char *err = NULL;
+
+	assert_non_null(f);
+	assert_int_equal(conf_load_buffer("test.conf", config, strlen(config),
+					  &f->conf, &err), 0);
+	f->pol = policy_build(f->conf, 1, &err);
+	assert_non_null(f->pol);
+	assert_int_equal(policy_incomplete_verdict(f->pol), NF_DROP);
+	assert_int_equal(queue_alloc(&f->q, 3, -1, 0, &f->conf->opts), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	queue_free(f->q);
+	policy_free(f->pol);
+	conf_free(f->conf);
+	free(f);
+	return 0;
+}
+
+/* What one verdict message says. */
+struct vmsg {
+	int type;
+	uint32_t id;
+	uint32_t verdict;
+};
+
+static int attr_cb(const struct nlattr *a, void *data)
+{
+	const struct nlattr **tb = data;
+
+	if (mnl_attr_get_type(a) <= NFQA_MAX)
+		tb[mnl_attr_get_type(a)] = a;
+	return MNL_CB_OK;
+}
+
+/* Build the ledger's messages, decode them into OUT, forget them as if
+ * sent. Returns the count. */
+static unsigned take_msgs(struct queue *q, struct vmsg *out, unsigned max)
+{
+	struct verdict_batch *b = queue_verdicts(q);
+	const struct nlmsghdr *nlh;
+	unsigned n = 0;
+	int rem;
+
+	verdict_batch_build(b);
+	nlh = (const struct nlmsghdr *)b->buf;
+	rem = (int)b->len;
+	while (mnl_nlmsg_ok(nlh, rem) && n < max) {
+		const struct nlattr *tb[NFQA_MAX + 1] = { NULL };
+		const struct nfqnl_msg_verdict_hdr *vh;
+
+		mnl_attr_parse(nlh, sizeof(struct nfgenmsg), attr_cb, tb);
+		assert_non_null(tb[NFQA_VERDICT_HDR]);
+		vh = mnl_attr_get_payload(tb[NFQA_VERDICT_HDR]);
+		out[n].type = NFNL_MSG_TYPE(nlh->nlmsg_type);
+		out[n].id = ntohl(vh->id);
+		out[n].verdict = ntohl(vh->verdict);
+		assert_true(verdict_seq_is_verdict(nlh->nlmsg_seq));
+		n++;
+		nlh = mnl_nlmsg_next(nlh, &rem);
+	}
+	verdict_batch_sent(b);
+	return n;
+}
+
+static void feed(struct fixture *f, struct nlmsghdr *nlh, size_t len,
+		 bool truncated)
+{
+	queue_rx_datagram(f->q, f->pol, (char *)nlh, len, truncated);
+}
+
+static void test_whole_packet_judged(void **state)
+{
+	struct fixture *f = *state;
+	struct queue_counters c;
+	struct vmsg m[4];
+
+	feed(f, good_msg(1), good_msg(1)->nlmsg_len, false);
+	assert_int_equal(take_msgs(f->q, m, 4), 1);
+	assert_int_equal(m[0].type, NFQNL_MSG_VERDICT);
+	assert_int_equal(m[0].verdict, NF_ACCEPT);
+	queue_counters_read(f->q, &c);
+	assert_int_equal(c.packets, 1);
+	assert_int_equal(c.incomplete, 0);
+	assert_int_equal(c.errors, 0);
+}
+
+/* MSG_TRUNC: the UDP header survived, but the rest did not: no rule may
+ * judge it; incomplete-verdict, counted. */
+static void test_truncated_gets_incomplete_verdict(void **state)
+{
+	struct fixture *f = *state;
+	struct queue_counters c;
+	struct nlmsghdr *nlh;
+	struct vmsg m[4];
+
+	feed(f, good_msg(10), good_msg(10)->nlmsg_len, false);
+	nlh = good_msg(11);
+	feed(f, nlh, nlh->nlmsg_len - 2, true);
+	feed(f, good_msg(12), good_msg(12)->nlmsg_len, false);
+	assert_int_equal(take_msgs(f->q, m, 4), 3);
+	assert_int_equal(m[0].id, 10);
+	assert_int_equal(m[0].verdict, NF_ACCEPT);
+	assert_int_equal(m[1].type, NFQNL_MSG_VERDICT);
+	assert_int_equal(m[1].id, 11);
+	assert_int_equal(m[1].verdict, NF_DROP);
+	assert_int_equal(m[2].id, 12);
+	assert_int_equal(m[2].verdict, NF_ACCEPT);
+	queue_counters_read(f->q, &c);
+	assert_int_equal(c.packets, 3);
+	assert_int_equal(c.incomplete, 1);
+	assert_int_equal(c.errors, 1);
+	assert_int_equal(c.dropped, 1);
+	assert_int_equal(c.accepted, 2);
+}
+
+/* A bad attribute after the packet header: the id is known, nothing
+ * else is trusted. */
+static void test_bad_attribute_gets_incomplete_verdict(void **state)
+{
+	struct fixture *f = *state;
+	struct nlmsghdr *nlh = put_msg(NFQNL_MSG_PACKET);
+	uint16_t short_mark = 1;
+	struct queue_counters c;
+	struct vmsg m[4];
+
+	put_hdr(nlh, 20);
+	mnl_attr_put(nlh, NFQA_MARK, sizeof(short_mark), &short_mark);
+	mnl_attr_put(nlh, NFQA_PAYLOAD, sizeof(udp4), udp4);
+	feed(f, nlh, nlh->nlmsg_len, false);
+	assert_int_equal(take_msgs(f->q, m, 4), 1);
+	assert_int_equal(m[0].type, NFQNL_MSG_VERDICT);
+	assert_int_equal(m[0].id, 20);
+	assert_int_equal(m[0].verdict, NF_DROP);
+	queue_counters_read(f->q, &c);
+	assert_int_equal(c.incomplete, 1);
+	assert_int_equal(c.errors, 1);
+	assert_int_equal(c.dropped, 1);
+}
+
+/*
+ * A packet message without a readable id between ids 30 and 32: it is
+ * answered with incomplete-verdict by a batch verdict ending at 31, after
+ * 30 was answered, and before 32 is.
+ */
+static void test_unknown_id_bounded_by_next(void **state)
+{
+	struct fixture *f = *state;
+	struct nlmsghdr *nlh;
+	struct queue_counters c;
+	struct vmsg m[8];
+
+	feed(f, good_msg(30), good_msg(30)->nlmsg_len, false);
+	nlh = put_msg(NFQNL_MSG_PACKET);
+	mnl_attr_put(nlh, NFQA_PAYLOAD, sizeof(udp4), udp4);
+	feed(f, nlh, nlh->nlmsg_len, false);
+	/* Nothing bounds it yet: 30 goes, the unknown one waits. */
+	assert_int_equal(take_msgs(f->q, m, 8), 1);
+	assert_int_equal(m[0].id, 30);
+	assert_int_equal(verdict_batch_pending(queue_verdicts(f->q)), 1);
+
+	feed(f, good_msg(32), good_msg(32)->nlmsg_len, false);
+	feed(f, good_msg(33), good_msg(33)->nlmsg_len, false);
+	assert_int_equal(take_msgs(f->q, m, 8), 2);
+	assert_int_equal(m[0].type, NFQNL_MSG_VERDICT_BATCH);
+	assert_int_equal(m[0].id, 31);
+	assert_int_equal(m[0].verdict, NF_DROP);
+	assert_int_equal(m[1].type, NFQNL_MSG_VERDICT_BATCH);
+	assert_int_equal(m[1].id, 33);
+	assert_int_equal(m[1].verdict, NF_ACCEPT);
+	queue_counters_read(f->q, &c);
+	assert_int_equal(c.packets, 4);
+	assert_int_equal(c.incomplete, 1);
+	assert_int_equal(c.errors, 1);
+}
+
+/* A truncated datagram too short to hold even a netlink header. */
+static void test_truncated_header(void **state)
+{
+	struct fixture *f = *state;
+	struct queue_counters c;
+	struct vmsg m[8];
+
+	feed(f, good_msg(40), good_msg(40)->nlmsg_len, false);
+	feed(f, good_msg(41), 8, true);
+	feed(f, good_msg(43), good_msg(43)->nlmsg_len, false);
+	assert_int_equal(take_msgs(f->q, m, 8), 3);
+	assert_int_equal(m[0].id, 40);
+	assert_int_equal(m[1].type, NFQNL_MSG_VERDICT_BATCH);
+	assert_int_equal(m[1].id, 42);
+	assert_int_equal(m[1].verdict, NF_DROP);
+	assert_int_equal(m[2].id, 43);
+	queue_counters_read(f->q, &c);
+	assert_int_equal(c.incomplete, 1);
+}
+
+/* An error about a verdict (sequence number in the verdict space) is a
+ * refused verdict, counted as an error; never a config answer. */
+static void test_verdict_error_counted(void **state)
+{
+	struct fixture *f = *state;
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nlmsgerr *e;
+	struct queue_counters c;
+
+	nlh->nlmsg_type = NLMSG_ERROR;
+	nlh->nlmsg_seq = VERDICT_SEQ_BIT | 1;
+	e = mnl_nlmsg_put_extra_header(nlh, sizeof(*e));
+	e->error = -ENOENT;
+	feed(f, nlh, nlh->nlmsg_len, false);
+	queue_counters_read(f->q, &c);
+	assert_int_equal(c.errors, 1);
+	assert_int_equal(c.packets, 0);
+	assert_int_equal(queue_reconfigure_result(f->q), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_whole_packet_judged,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncated_gets_incomplete_verdict,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_attribute_gets_incomplete_verdict,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_id_bounded_by_next,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncated_header,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verdict_error_counted,
+						setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
