@@ -5,8 +5,9 @@ set -eu
 
 PKGS="build-essential autoconf automake libtool pkg-config flex bison
 libmnl-dev libnetfilter-queue-dev liburcu-dev libev-dev libjansson-dev
-libsystemd-dev libcap-ng-dev libcmocka-dev
+libsystemd-dev libcap-ng-dev libncurses-dev libcmocka-dev
 iproute2 iptables nftables iputils-ping socat python3 util-linux procps strace
+tmux prometheus
 clang libclang-rt-dev"
 
 missing=""

@@ -13,6 +13,14 @@
 
 struct proto_request;
 
+/* nfqd-ctl's exit statuses. */
+enum ctl_exit {
+	CTL_EXIT_OK = 0,
+	CTL_EXIT_DAEMON = 1,	/* the daemon answered with an error */
+	CTL_EXIT_USAGE = 2,
+	CTL_EXIT_UNREACH = 3,	/* the daemon cannot be reached */
+};
+
 struct ctl_reply {
 	uint16_t status;	/* PROTO_ST_* */
 	char *payload;		/* NUL-terminated JSON text, malloc'd */
@@ -38,7 +46,17 @@ int ctl_render_status(FILE *f, json_t *j);
 int ctl_render_stats(FILE *f, json_t *j);
 int ctl_render_rules(FILE *f, json_t *j);
 
-/* The stats document in Prometheus text exposition format 0.0.4. */
-int ctl_render_prometheus(FILE *f, json_t *j);
+/*
+ * The stats document STATS and the rules document RULES (may be NULL) in
+ * Prometheus text exposition format 0.0.4 (ctl_prom.c): per-queue
+ * families labelled queue="N", per-rule families labelled hook, index and
+ * rule (the rule's text, escaped, cut to CTL_PROM_RULE_LABEL bytes), and
+ * nfqd_up 1. 0, or -EINVAL if STATS does not have the stats shape.
+ */
+int ctl_render_prometheus(FILE *f, json_t *stats, json_t *rules);
+#define CTL_PROM_RULE_LABEL	64
+
+/* The exposition when the daemon cannot be asked: nfqd_up 0 alone. */
+void ctl_render_prometheus_down(FILE *f);
 
 #endif

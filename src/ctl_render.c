@@ -1,7 +1,6 @@
 /*
  * ctl_render.c - nfqd-ctl's text output: the daemon always answers JSON;
- * this turns status, stats and rules into aligned tables, and stats into
- * Prometheus text exposition (format 0.0.4).
+ * this turns status, stats and rules into aligned tables.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -135,69 +134,5 @@ int ctl_render_rules(FILE *f, json_t *j)
 	fprintf(f, "generation %lld\n", (long long)int_of(j, "generation"));
 	json_array_foreach(hooks, i, h)
 		render_hook(f, h);
-	return 0;
-}
-
-/* One Prometheus metric family: name, type, help, stats JSON key. */
-static const struct prom_metric {
-	const char *name;
-	const char *type;
-	const char *help;
-	const char *key;
-} prom_metrics[] = {
-	{ "nfqd_packets_total", "counter",
-	  "Packets nfqd received on the queue.", "packets" },
-	{ "nfqd_bytes_total", "counter",
-	  "Original length of the packets nfqd received, in bytes.", "bytes" },
-	{ "nfqd_accepted_total", "counter",
-	  "Packets given NF_ACCEPT.", "accepted" },
-	{ "nfqd_dropped_total", "counter",
-	  "Packets given NF_DROP.", "dropped" },
-	{ "nfqd_other_verdicts_total", "counter",
-	  "Packets given another verdict (repeat, queue N).", "other" },
-	{ "nfqd_verdict_batches_total", "counter",
-	  "Verdict send calls.", "batches" },
-	{ "nfqd_enobufs_total", "counter",
-	  "ENOBUFS seen on the queue's netlink socket.", "enobufs" },
-	{ "nfqd_errors_total", "counter",
-	  "Other socket or parse errors.", "errors" },
-	{ "nfqd_incomplete_total", "counter",
-	  "Packets given incomplete-verdict: a rule needed headers that were "
-	  "not in the copy or were malformed.", "incomplete" },
-	{ "nfqd_orphans_total", "counter",
-	  "Packets a previous nfqd process received and never answered, "
-	  "given orphan-verdict when the queue was adopted.", "orphans" },
-	{ "nfqd_kernel_queue_length", "gauge",
-	  "Packets waiting in the kernel queue (kernel queue_total).",
-	  "queue_total" },
-	{ "nfqd_kernel_queue_dropped", "gauge",
-	  "Packets the kernel dropped because the queue was full "
-	  "(kernel queue_dropped, 32-bit, wraps).", "queue_dropped" },
-	{ "nfqd_kernel_user_dropped", "gauge",
-	  "Packets the kernel dropped because the netlink socket buffer was "
-	  "full (kernel queue_user_dropped, 32-bit, wraps).", "user_dropped" },
-	{ "nfqd_kernel_id_sequence", "gauge",
-	  "Last packet id the kernel assigned on the queue.", "id_sequence" },
-	{ "nfqd_queue_cpu", "gauge",
-	  "CPU the queue's worker is pinned to, or -1.", "cpu" },
-};
-
-int ctl_render_prometheus(FILE *f, json_t *j)
-{
-	json_t *queues = json_object_get(j, "queues"), *q;
-	size_t i, m;
-
-	if (!json_is_array(queues))
-		return -EINVAL;
-	for (m = 0; m < sizeof(prom_metrics) / sizeof(prom_metrics[0]); m++) {
-		const struct prom_metric *p = &prom_metrics[m];
-
-		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", p->name, p->help,
-			p->name, p->type);
-		json_array_foreach(queues, i, q)
-			fprintf(f, "%s{queue=\"%lld\"} %lld\n", p->name,
-				(long long)int_of(q, "queue"),
-				(long long)int_of(q, p->key));
-	}
 	return 0;
 }

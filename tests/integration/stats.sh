@@ -3,9 +3,13 @@
 # N packets sent, M of them matching a drop rule, give N received, N-M
 # accepted, M dropped and M hits on the rule everywhere; columns 1-9 of the
 # file equal the kernel's line; the file is never seen half-written; the
-# Prometheus output parses; "counters reset" zeroes nfqd's counters.
+# Prometheus output parses, passes "promtool check metrics" and carries
+# the per-rule counters; "-o FILE" replaces FILE whole, and says nfqd_up 0
+# when the daemon is gone; "counters reset" zeroes nfqd's counters.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/integration/ctl_lib.sh"
+
+require_cmd promtool
 
 N=1000
 M=137
@@ -99,13 +103,34 @@ ctl rules | grep -q "udp dport 9 drop" || fail "rules text lacks the rule"
 # Prometheus exposition parses and carries the counters.
 ctl stats --prometheus >"$TMP/prom.txt" || fail "nfqd-ctl stats --prometheus failed"
 "$PY" "$TOP_SRCDIR/tests/integration/prom_check.py" nfqd_packets_total \
-	nfqd_dropped_total nfqd_kernel_queue_length <"$TMP/prom.txt" \
+	nfqd_dropped_total nfqd_kernel_queue_length nfqd_up \
+	nfqd_kernel_queue_dropped_total nfqd_kernel_user_dropped_total \
+	nfqd_incomplete_total nfqd_orphans_total nfqd_rule_packets_total \
+	nfqd_rule_bytes_total nfqd_policy_packets_total <"$TMP/prom.txt" \
 	|| fail "Prometheus output invalid: $(cat "$TMP/prom.txt")"
-grep -qx "nfqd_packets_total{queue=\"0\"} $N" "$TMP/prom.txt" || fail "nfqd_packets_total wrong"
-grep -qx "nfqd_dropped_total{queue=\"0\"} $M" "$TMP/prom.txt" || fail "nfqd_dropped_total wrong"
-if command -v promtool >/dev/null 2>&1; then
-	promtool check metrics <"$TMP/prom.txt" || fail "promtool rejects the output"
-fi
+promtool check metrics <"$TMP/prom.txt" || fail "promtool rejects the output"
+prom_has() {
+	grep -qxF "$1" "$TMP/prom.txt" || fail "no line '$1' in: $(cat "$TMP/prom.txt")"
+}
+prom_has "nfqd_up 1"
+prom_has "nfqd_packets_total{queue=\"0\"} $N"
+prom_has "nfqd_dropped_total{queue=\"0\"} $M"
+prom_has "# TYPE nfqd_kernel_queue_dropped_total counter"
+prom_has "nfqd_kernel_queue_dropped_total{queue=\"0\"} $(echo "$kline" | awk '{ print $6 }')"
+prom_has "nfqd_rule_packets_total{hook=\"input\",index=\"1\",rule=\"udp dport 9 drop\"} $M"
+prom_has "nfqd_rule_bytes_total{hook=\"input\",index=\"1\",rule=\"udp dport 9 drop\"} $((M * 46))"
+prom_has "nfqd_policy_packets_total{hook=\"input\"} $((N - M))"
+prom_has "nfqd_policy_generation 1"
+
+# -o: the same text, in a file replaced whole, readable by others.
+mkdir -p "$TMP/textfile"
+(umask 022 && ctl stats --prometheus -o "$TMP/textfile/nfqd.prom") \
+	|| fail "stats --prometheus -o failed"
+[ "$(stat -c %a "$TMP/textfile/nfqd.prom")" = 644 ] || fail "mode $(stat -c %a "$TMP/textfile/nfqd.prom")"
+[ "$(ls "$TMP/textfile")" = nfqd.prom ] || fail "stray files: $(ls "$TMP/textfile")"
+grep -qxF "nfqd_packets_total{queue=\"0\"} $N" "$TMP/textfile/nfqd.prom" \
+	|| fail "-o file: $(cat "$TMP/textfile/nfqd.prom")"
+promtool check metrics <"$TMP/textfile/nfqd.prom" || fail "promtool rejects the -o file"
 
 # A reader in a tight loop never sees a partial file, while traffic flows.
 "$PY" - "$STATS" <<'EOF' &
@@ -149,4 +174,15 @@ wait_stats_field "$STATS" 0 13 5
 stop_nfqd
 [ ! -e "$STATS" ] || fail "stats file left after exit"
 [ ! -e "$SOCK" ] || fail "control socket left after exit"
+
+# With the daemon gone, -o leaves nfqd_up 0 alone (no stale counters).
+ctl stats --prometheus -o "$TMP/textfile/nfqd.prom" 2>/dev/null
+rc=$?
+[ $rc -eq 3 ] || fail "stats --prometheus -o without a daemon exited $rc, want 3"
+grep -qx "nfqd_up 0" "$TMP/textfile/nfqd.prom" || fail "no nfqd_up 0: $(cat "$TMP/textfile/nfqd.prom")"
+! grep -q nfqd_packets_total "$TMP/textfile/nfqd.prom" || fail "stale counters kept"
+promtool check metrics <"$TMP/textfile/nfqd.prom" || fail "promtool rejects the down file"
+[ "$(ls "$TMP/textfile")" = nfqd.prom ] || fail "stray files: $(ls "$TMP/textfile")"
+ctl stats --prometheus >"$TMP/down.txt" 2>/dev/null
+[ $? -eq 3 ] && [ ! -s "$TMP/down.txt" ] || fail "stdout output without a daemon"
 log "ok"

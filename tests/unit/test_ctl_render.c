@@ -1,4 +1,5 @@
-/* test_ctl_render.c - unit tests of nfqd-ctl's text output (ctl_render.c). */
+/* test_ctl_render.c - unit tests of nfqd-ctl's text and Prometheus output
+ * (ctl_render.c, ctl_prom.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -54,10 +55,15 @@ static void test_stats_table(void **state)
 	free(out);
 }
 
+static int prom_no_rules(FILE *f, json_t *j)
+{
+	return ctl_render_prometheus(f, j, NULL);
+}
+
 static void test_prometheus(void **state)
 {
 	int ret;
-	char *out = render(ctl_render_prometheus, stats_doc, &ret);
+	char *out = render(prom_no_rules, stats_doc, &ret);
 
 	assert_int_equal(ret, 0);
 	assert_non_null(strstr(out,
@@ -68,6 +74,96 @@ static void test_prometheus(void **state)
 	assert_non_null(strstr(out, "nfqd_queue_cpu{queue=\"1\"} -1\n"));
 	assert_non_null(strstr(out,
 			       "# TYPE nfqd_kernel_queue_length gauge\n"));
+	free(out);
+}
+
+static const char rules_doc[] =
+	"{\"generation\":3,\"hooks\":[{\"hook\":\"input\","
+	"\"policy\":\"accept\",\"policy_packets\":5,"
+	"\"rules\":[{\"index\":1,\"rule\":\"udp dport 9 drop\","
+	"\"packets\":3,\"bytes\":180},"
+	"{\"index\":2,\"rule\":\"log prefix \\\"a\\\\b\\\" accept\","
+	"\"packets\":1,\"bytes\":60},"
+	"{\"index\":3,\"rule\":\"ip saddr { 192.0.2.1, 192.0.2.2, "
+	"192.0.2.3, 192.0.2.4, 192.0.2.5, 192.0.2.6 } drop\","
+	"\"packets\":0,\"bytes\":0}]},"
+	"{\"hook\":\"output\",\"policy\":\"drop\","
+	"\"policy_packets\":0,\"rules\":[]}]}";
+
+static int prom_with_rules(FILE *f, json_t *j)
+{
+	json_t *rules = json_loads(rules_doc, 0, NULL);
+	int ret;
+
+	assert_non_null(rules);
+	ret = ctl_render_prometheus(f, j, rules);
+	json_decref(rules);
+	return ret;
+}
+
+static void test_prometheus_rules(void **state)
+{
+	int ret;
+	char *out = render(prom_with_rules, stats_doc, &ret);
+
+	assert_int_equal(ret, 0);
+	assert_non_null(strstr(out, "nfqd_up 1\n"));
+	assert_non_null(strstr(out, "nfqd_policy_generation 3\n"));
+	assert_non_null(strstr(out,
+		"# TYPE nfqd_rule_packets_total counter\n"
+		"nfqd_rule_packets_total{hook=\"input\",index=\"1\","
+		"rule=\"udp dport 9 drop\"} 3\n"));
+	/* Quotes and backslashes escaped. */
+	assert_non_null(strstr(out, "index=\"2\",rule=\"log prefix "
+			       "\\\"a\\\\b\\\" accept\"} 1\n"));
+	/* Long texts cut to 64 bytes, the cut shown. */
+	assert_non_null(strstr(out, "index=\"3\",rule=\"ip saddr { "
+			       "192.0.2.1, 192.0.2.2, 192.0.2.3, 192.0.2.4, "
+			       "192.0....\"} 0\n"));
+	assert_non_null(strstr(out, "nfqd_rule_bytes_total{hook=\"input\","
+			       "index=\"1\",rule=\"udp dport 9 drop\"} 180\n"));
+	assert_non_null(strstr(out, "nfqd_policy_packets_total{hook=\"input\"}"
+			       " 5\n"));
+	assert_non_null(strstr(out, "nfqd_policy_packets_total{hook=\"output\"}"
+			       " 0\n"));
+	/* Kernel drop counters are counters, with the 32-bit warning. */
+	assert_non_null(strstr(out,
+		"# TYPE nfqd_kernel_queue_dropped_total counter\n"));
+	assert_non_null(strstr(out,
+		"# TYPE nfqd_kernel_user_dropped_total counter\n"));
+	assert_non_null(strstr(out, "32-bit counter that wraps"));
+	assert_null(strstr(out, "nfqd_kernel_queue_dropped "));
+	free(out);
+}
+
+static void test_prometheus_missing_key(void **state)
+{
+	int ret;
+	char *out = render(prom_no_rules, stats_doc, &ret);
+
+	/* stats_doc's daemon has no "incomplete": no family, not zeros. */
+	assert_int_equal(ret, 0);
+	assert_null(strstr(out, "nfqd_incomplete_total"));
+	free(out);
+	out = render(prom_no_rules, "{\"queues\":[{\"queue\":0,"
+		     "\"incomplete\":4}]}", &ret);
+	assert_non_null(strstr(out, "# TYPE nfqd_incomplete_total counter\n"
+			       "nfqd_incomplete_total{queue=\"0\"} 4\n"));
+	assert_null(strstr(out, "nfqd_packets_total"));
+	free(out);
+}
+
+static void test_prometheus_down(void **state)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	ctl_render_prometheus_down(f);
+	fclose(f);
+	assert_string_equal(out, "# HELP nfqd_up 1 if nfqd-ctl could read "
+			    "nfqd's counters, 0 if not.\n"
+			    "# TYPE nfqd_up gauge\nnfqd_up 0\n");
 	free(out);
 }
 
@@ -121,6 +217,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stats_table),
 		cmocka_unit_test(test_prometheus),
+		cmocka_unit_test(test_prometheus_rules),
+		cmocka_unit_test(test_prometheus_missing_key),
+		cmocka_unit_test(test_prometheus_down),
 		cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_status),
 		cmocka_unit_test(test_bad_shape),
