@@ -7,6 +7,7 @@ PKGS="build-essential autoconf automake libtool pkg-config flex bison
 libmnl-dev libnetfilter-queue-dev liburcu-dev libev-dev libjansson-dev
 libsystemd-dev libcap-ng-dev libncurses-dev libcmocka-dev
 iproute2 iptables nftables iputils-ping socat python3 util-linux procps strace
+systemd
 tmux prometheus
 clang libclang-rt-dev"
 
