@@ -8,7 +8,7 @@ libmnl-dev libnetfilter-queue-dev liburcu-dev libev-dev libjansson-dev
 libsystemd-dev libcap-ng-dev libncurses-dev libcmocka-dev
 iproute2 iptables nftables iputils-ping socat python3 util-linux procps strace
 systemd
-tmux prometheus
+tmux prometheus bash-completion
 clang libclang-rt-dev"
 
 missing=""
