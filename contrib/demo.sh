@@ -1,8 +1,9 @@
 #!/bin/bash
 # nfqd end to end, as root, in two network namespaces of its own:
 # installs what is missing, builds, puts iptables NFQUEUE rules in front of
-# a host, runs nfqd with a small policy, sends traffic, shows the stats
-# and the policy's decisions, and removes everything it made.
+# a host, runs nfqd with a small policy, sends traffic, shows the stats,
+# the policy's decisions and a few seconds of "nfqd-ctl top" while traffic
+# flows, and removes everything it made.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -129,6 +130,16 @@ step "the /proc-style stats file ($tmp/stats)"
 cat "$tmp/stats"
 echo "kernel's /proc/net/netfilter/nfnetlink_queue in $ns_s:"
 ip netns exec "$ns_s" cat /proc/net/netfilter/nfnetlink_queue
+
+step "nfqd-ctl top -b: three seconds of live rates while traffic flows"
+# A paced UDP stream (5000 datagrams a second) in the background; top's
+# batch mode prints one frame a second, like "top -b".
+ip netns exec "$ns_c" "$gen" -q -d 192.0.2.2 -n 20000 -r 5000 -P 1 &
+gen_pid=$!
+ip netns exec "$ns_s" "$ctl" -s "$tmp/nfqd.sock" top -b -n 3 -d 1
+wait "$gen_pid" || true
+echo "(interactive: nfqd-ctl top; q quits. Per-interval rates as JSON lines:"
+echo " nfqd-ctl -j stats -w 1. Prometheus: nfqd-ctl stats --prometheus)"
 
 step "stop nfqd (SIGTERM) and clean up"
 kill -TERM "$nfqd_pid"

@@ -104,7 +104,11 @@ static void usage(FILE *f)
 			int nu = (int)strcspn(u, "\n");
 			int nh = (int)strcspn(h, "\n");
 
-			fprintf(f, "  %-30.*s%.*s\n", nu, u, nh, h);
+			if (nu < 30)
+				fprintf(f, "  %-30.*s%.*s\n", nu, u, nh, h);
+			else
+				fprintf(f, "  %.*s\n%32s%.*s\n", nu, u, "",
+					nh, h);
 			u += nu + !!u[nu];
 			h += nh + !!h[nh];
 		}
