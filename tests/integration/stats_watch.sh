@@ -2,7 +2,8 @@
 # stats_watch.sh - "nfqd-ctl stats -w": under traffic, every interval a
 # rates table (text) or one JSON document a line (-j) with the counters,
 # "rates" above zero and the measured "interval"; -n stops after COUNT
-# intervals; a daemon that cannot be reached at the start is exit 3.
+# intervals; "counters reset" in the middle gives no negative rate; a
+# daemon that cannot be reached at the start is exit 3.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/integration/ctl_lib.sh"
 
@@ -79,6 +80,29 @@ for line in open(sys.argv[1]):
         assert abs(r["packets"] - want) <= 0.01 * want + 1, (r, want)
     prev = q
 print("# stats_watch.sh: %s" % line.strip()[:160])
+PY
+
+# Counters reset while watching: the counters go down, no rate is negative.
+ctl -j stats -w 0.3 -n 8 >"$TMP/reset.json" &
+watcher=$!
+bg_pid $watcher
+sleep 1.2
+ctl counters reset || fail "counters reset failed"
+wait $watcher || fail "stats -w across a reset failed"
+"$PY" - "$TMP/reset.json" <<'PY' || fail "rates across a counters reset"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert len(lines) == 8, len(lines)
+went_down = False
+for prev, d in zip(lines, lines[1:]):
+    q, p = d["queues"][0], prev["queues"][0]
+    went_down |= q["packets"] < p["packets"]
+    for k in ("packets", "bytes", "accepted", "dropped", "batches"):
+        assert q["rates"][k] >= 0, (k, q)
+    for k, v in q["rates"].items():
+        assert v is None or v >= 0, (k, v, q)
+assert went_down, "the reset did not show"
+print("# stats_watch.sh: rates across a reset all >= 0")
 PY
 
 # Usage errors and an absent daemon.
