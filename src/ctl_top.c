@@ -154,7 +154,7 @@ static void run(struct top *t)
 	double next = ctl_now() + t->o->interval;
 	unsigned long frames = 0;
 	struct pollfd in = { .fd = STDIN_FILENO, .events = POLLIN };
-	enum key_action a = ACT_NONE;
+	enum key_action a;
 	double left;
 
 	compose(t);
@@ -163,16 +163,19 @@ static void run(struct top *t)
 		if (got_winch)
 			resize(t);
 		left = next - ctl_now();
-		if (left > 0 && a != ACT_REFRESH &&
-		    poll(&in, 1, (int)(left * 1000) + 1) < 0 && errno == EINTR)
+		in.revents = 0;
+		if (left > 0 && poll(&in, 1, (int)(left * 1000) + 1) < 0 &&
+		    errno == EINTR)
 			continue;
+		/* A terminal gone without SIGHUP would wake poll forever. */
+		if (in.revents & (POLLHUP | POLLERR | POLLNVAL))
+			return;
 		a = read_keys();
 		if (a == ACT_QUIT)
 			return;
 		if (a != ACT_REFRESH && ctl_now() < next)
 			continue;
 		poll_and_draw(t);
-		a = ACT_NONE;
 		if (t->o->count && ++frames >= t->o->count)
 			return;
 		next = ctl_now() + t->o->interval;

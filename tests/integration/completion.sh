@@ -82,7 +82,7 @@ log "$(wc -l <"$TMP/cases") completions as expected"
 
 # Every command and option the programs document is offered.
 "$NFQD_CTL" --help | awk '/^commands:/ { c = 1; next } /^exit/ { c = 0 }
-	c { print $1 }' | sort -u >"$TMP/help-cmds"
+	c && /^  [a-z]/ { print $1 }' | sort -u >"$TMP/help-cmds"
 echo "nfqd-ctl  " | BC_MAIN="$BC_MAIN" TMP="$TMP" BASH_COMPLETION_USER_DIR="$TMP/user" \
 	bash "$TMP/driver.bash" | sed 's/.*=> \[//; s/\]$//' | tr ' ' '\n' | sort -u >"$TMP/comp-cmds"
 diff -u "$TMP/help-cmds" "$TMP/comp-cmds" || fail "nfqd-ctl commands: --help vs completion"
