@@ -90,11 +90,11 @@ int ctl_rates_queues(json_t *prev, json_t *cur, double dt)
 	if (!json_is_array(pq) || !json_is_array(cq) || !(dt > 0))
 		return -EINVAL;
 	json_array_foreach(cq, i, c) {
-		json_int_t num = json_integer_value(json_object_get(c, "queue"));
+		json_t *num = json_object_get(c, "queue");
 
 		if (!json_is_object(c))
 			return -EINVAL;
-		p = find_queue(pq, num);
+		p = find_queue(pq, json_integer_value(num));
 		if (p && json_object_set_new(c, "rates",
 					     queue_rates(p, c, dt)))
 			return -ENOMEM;
