@@ -11,6 +11,10 @@
 
 set -u
 
+# The system's programs first: a python3 from a version manager (pyenv
+# shims) costs a second per start and lacks Debian's python3-scapy.
+PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+
 NFQD=${NFQD:-$(pwd)/nfqd}
 NFQD_CTL=${NFQD_CTL:-$(pwd)/nfqd-ctl}
 TOP_SRCDIR=${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
