@@ -1,7 +1,9 @@
 /*
  * pkt.h - the packet view: what one NFQUEUE message says about one packet,
  * and its IPv4/IPv6 and transport headers, parsed without ever reading past
- * the bytes the kernel copied.
+ * the bytes the kernel copied. Every header field is PRESENT, ABSENT or
+ * INCOMPLETE (nfqd.conf(5), INCOMPLETE PACKETS): a field the packet has but
+ * the copy does not show is never mistaken for one it lacks.
  */
 #ifndef NFQD_PKT_H
 #define NFQD_PKT_H
@@ -19,8 +21,23 @@ struct nlmsghdr;
 #define PKT_HAS_UID	0x0008
 #define PKT_HAS_GID	0x0010
 #define PKT_HAS_CT	0x0020
-#define PKT_HAS_L3	0x0100	/* saddr/daddr/l4proto valid */
-#define PKT_HAS_L4	0x0200	/* ports / icmp type / tcp flags valid */
+
+/* Longest IPv6 extension header chain walked; longer is INCOMPLETE. */
+#define PKT_MAX_EXTHDRS	64
+
+/* What the packet view knows of one field. */
+enum pkt_state {
+	PKT_ABSENT = 0,		/* the packet does not have it */
+	PKT_PRESENT,		/* in the copy; the value is valid */
+	PKT_INCOMPLETE,		/* the packet has (or may have) it; unseen */
+};
+
+/* Where each transport field ends, in bytes from the transport header
+ * (nft loads each at its own offset). */
+#define PKT_TH_SPORT_END	2
+#define PKT_TH_DPORT_END	4
+#define PKT_TH_FLAGS_END	14	/* TCP flags: byte 13 */
+#define PKT_TH_TYPE_END		1	/* ICMP / ICMPv6 type: byte 0 */
 
 struct pkt {
 	uint32_t id;		/* kernel packet id (NFQA_PACKET_HDR) */
@@ -34,16 +51,22 @@ struct pkt {
 	uint32_t outdev;
 	uint32_t uid, gid;
 	uint32_t ct_state;	/* CT_STATE_* bits (conf.h) if PKT_HAS_CT */
-	const uint8_t *payload;	/* network header onwards, may be truncated */
+	/* From the network header on, maybe cut; NULL: copy-range 0. */
+	const uint8_t *payload;
 	uint32_t payload_len;	/* bytes copied */
 	uint32_t orig_len;	/* original packet length */
 
 	/* Filled by pkt_parse_headers(). Addresses in network byte order. */
-	uint8_t l3_family;	/* AF_INET / AF_INET6, 0 if unparsed */
-	uint8_t l4proto;	/* IPPROTO_* (after IPv6 extension headers) */
+	uint8_t l3_family;	/* AF_INET / AF_INET6, 0 if neither */
+	uint8_t l3;		/* pkt_state of saddr, daddr, ip protocol */
+	uint8_t l4;		/* pkt_state of l4proto (meta l4proto) */
+	uint8_t l4proto;	/* IPPROTO_*, as nft: AH is not skipped */
 	bool fragment;		/* non-first fragment: no transport header */
+	uint8_t ip_protocol;	/* IPv4 protocol field */
 	uint8_t saddr[16];
 	uint8_t daddr[16];
+	uint32_t th_copied;	/* transport header bytes in the copy */
+	uint32_t th_len;	/* ... in the packet */
 	uint16_t sport, dport;	/* host order, TCP/UDP/SCTP */
 	uint8_t tcp_flags;	/* TCPF_* */
 	uint8_t icmp_type;	/* ICMP or ICMPv6 type */
@@ -60,16 +83,37 @@ enum pkt_parse_result {
 /*
  * Fill *p from one netlink message of LEN bytes received on an NFQUEUE
  * socket (libnetfilter_queue's nfq_nlmsg_parse). p->payload points into the
- * message. Calls pkt_parse_headers() on success.
+ * message. CFG_FLAGS are the NFQA_CFG_F_* bits the queue asked the kernel
+ * for: with NFQA_CFG_F_CONNTRACK, a message without NFQA_CT_INFO is a
+ * packet without a connection (ct state invalid). Calls
+ * pkt_parse_headers() on success.
  */
 enum pkt_parse_result pkt_parse_msg(const struct nlmsghdr *nlh, size_t len,
-				    struct pkt *p);
+				    uint32_t cfg_flags, struct pkt *p);
 
 /*
- * Parse the IPv4/IPv6 header and the transport header from p->payload.
- * Sets PKT_HAS_L3 / PKT_HAS_L4 only for what was fully inside the copied
- * bytes and well-formed. Never fails; a bad header just leaves bits unset.
+ * Parse the IPv4/IPv6 header and find the transport header as nft does,
+ * from p->payload (p->payload_len bytes of a packet of p->orig_len bytes;
+ * an orig_len below payload_len counts as payload_len). Never fails: what
+ * is out of the copy, beyond the walk limit or malformed is INCOMPLETE.
  */
 void pkt_parse_headers(struct pkt *p);
+
+/*
+ * State of the transport header bytes [0, END): PRESENT when they are in
+ * the copy, INCOMPLETE when only the packet has them, ABSENT when the
+ * packet ends before them or has no transport header (a later fragment).
+ * The caller checks l4proto itself.
+ */
+static inline enum pkt_state pkt_th_state(const struct pkt *p, uint32_t end)
+{
+	if (p->l4 != PKT_PRESENT)
+		return (enum pkt_state)p->l4;
+	if (p->fragment)
+		return PKT_ABSENT;
+	if (end <= p->th_copied)
+		return PKT_PRESENT;
+	return end <= p->th_len ? PKT_INCOMPLETE : PKT_ABSENT;
+}
 
 #endif

@@ -14,6 +14,7 @@
 #define CTINFO_RELATED		1
 #define CTINFO_NEW		2
 #define CTINFO_IS_REPLY		3
+#define CTINFO_NUMBER		5
 
 static uint32_t attr_u32(const struct nlattr *a)
 {
@@ -22,6 +23,10 @@ static uint32_t attr_u32(const struct nlattr *a)
 
 static uint32_t ct_state_bits(uint32_t ctinfo)
 {
+	/* IP_CT_UNTRACKED (7), or anything unknown: nfqd's syntax has no
+	 * "untracked", and such a packet must not pass for new. */
+	if (ctinfo >= CTINFO_NUMBER)
+		return CT_STATE_INVALID;
 	switch (ctinfo % CTINFO_IS_REPLY) {
 	case CTINFO_ESTABLISHED:
 		return CT_STATE_ESTABLISHED;
@@ -33,7 +38,8 @@ static uint32_t ct_state_bits(uint32_t ctinfo)
 }
 
 /* The optional attributes that say where the packet is and who sent it. */
-static void parse_meta(struct nlattr **attr, struct pkt *p)
+static void parse_meta(struct nlattr **attr, uint32_t cfg_flags,
+		       struct pkt *p)
 {
 	if (attr[NFQA_MARK]) {
 		p->mark = attr_u32(attr[NFQA_MARK]);
@@ -58,11 +64,16 @@ static void parse_meta(struct nlattr **attr, struct pkt *p)
 	if (attr[NFQA_CT_INFO]) {
 		p->ct_state = ct_state_bits(attr_u32(attr[NFQA_CT_INFO]));
 		p->flags |= PKT_HAS_CT;
+	} else if (cfg_flags & NFQA_CFG_F_CONNTRACK) {
+		/* Asked for, and none: the packet has no conntrack entry,
+		 * which nft calls invalid (or untracked). */
+		p->ct_state = CT_STATE_INVALID;
+		p->flags |= PKT_HAS_CT;
 	}
 }
 
 enum pkt_parse_result pkt_parse_msg(const struct nlmsghdr *nlh, size_t len,
-				    struct pkt *p)
+				    uint32_t cfg_flags, struct pkt *p)
 {
 	struct nlattr *attr[NFQA_MAX + 1] = { NULL };
 	const struct nfqnl_msg_packet_hdr *ph;
@@ -92,7 +103,7 @@ enum pkt_parse_result pkt_parse_msg(const struct nlmsghdr *nlh, size_t len,
 	if (rc < 0)
 		return PKT_BAD_WITH_ID;
 
-	parse_meta(attr, p);
+	parse_meta(attr, cfg_flags, p);
 	if (attr[NFQA_PAYLOAD]) {
 		p->payload = mnl_attr_get_payload(attr[NFQA_PAYLOAD]);
 		p->payload_len = mnl_attr_get_payload_len(attr[NFQA_PAYLOAD]);

@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <linux/netfilter.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -42,17 +43,18 @@ static bool limiter_take(struct limiter *l)
 }
 
 /*
- * Interface name of IFINDEX, "" when the packet has no such device (as
- * nft: then "iifname != x" holds). Unknown to the cache (just created, or
- * the cache not started): ask the kernel.
+ * Interface name of IFINDEX: "" when the packet has no such device (as
+ * nft: then "iifname != x" holds). Only the cache is asked: the packet
+ * path makes no system call. Unknown to the cache (just created, or the
+ * cache not started): INCOMPLETE.
  */
-static void dev_name(uint32_t ifindex, bool present, char name[IF_NAMESIZE])
+static enum pkt_state dev_name(uint32_t ifindex, bool present,
+			       char name[IF_NAMESIZE])
 {
 	name[0] = '\0';
 	if (!present || !ifindex)
-		return;
-	if (!ifcache_name(ifindex, name) && !if_indextoname(ifindex, name))
-		name[0] = '\0';
+		return PKT_PRESENT;
+	return ifcache_name(ifindex, name) ? PKT_PRESENT : PKT_INCOMPLETE;
 }
 
 static uint32_t get32(const uint8_t *b)
@@ -61,59 +63,101 @@ static uint32_t get32(const uint8_t *b)
 	       (uint32_t)b[2] << 8 | b[3];
 }
 
-/* The match holds, before negation; *OK false if the field is absent. */
-static bool match_value(const struct cmatch *m, const struct pkt *pkt,
-			bool *ok)
+/* An address field: the packet's family decides which there are. */
+static enum pkt_state addr_state(const struct pkt *pkt, uint8_t family)
 {
-	bool l3 = pkt->flags & PKT_HAS_L3, l4 = pkt->flags & PKT_HAS_L4;
-	bool v4 = l3 && pkt->l3_family == AF_INET;
-	bool v6 = l3 && pkt->l3_family == AF_INET6;
+	if (pkt->l3_family != family)
+		return PKT_ABSENT;
+	return (enum pkt_state)pkt->l3;
+}
+
+/*
+ * A transport field of protocol PROTO in bytes [0, END) of the transport
+ * header. As nft: another protocol, or no transport header, is ABSENT.
+ */
+static enum pkt_state th_state(const struct pkt *pkt, uint8_t family,
+			       uint8_t proto, uint32_t end)
+{
+	if (family && pkt->l3_family != family)
+		return PKT_ABSENT;
+	if (pkt->l4 == PKT_PRESENT && pkt->l4proto != proto)
+		return PKT_ABSENT;
+	return pkt_th_state(pkt, end);
+}
+
+/* Does the transport field of M hold, its state in *ST. */
+static bool match_th(const struct cmatch *m, const struct pkt *pkt,
+		     enum pkt_state *st)
+{
+	switch (m->field) {
+	case MATCH_TCP_SPORT:
+		*st = th_state(pkt, 0, IPPROTO_TCP, PKT_TH_SPORT_END);
+		return set_has_u32(m->set, pkt->sport);
+	case MATCH_TCP_DPORT:
+		*st = th_state(pkt, 0, IPPROTO_TCP, PKT_TH_DPORT_END);
+		return set_has_u32(m->set, pkt->dport);
+	case MATCH_TCP_FLAGS:
+		*st = th_state(pkt, 0, IPPROTO_TCP, PKT_TH_FLAGS_END);
+		return (pkt->tcp_flags & m->flags) == m->flags;
+	case MATCH_UDP_SPORT:
+		*st = th_state(pkt, 0, IPPROTO_UDP, PKT_TH_SPORT_END);
+		return set_has_u32(m->set, pkt->sport);
+	case MATCH_UDP_DPORT:
+		*st = th_state(pkt, 0, IPPROTO_UDP, PKT_TH_DPORT_END);
+		return set_has_u32(m->set, pkt->dport);
+	case MATCH_ICMP_TYPE:
+		*st = th_state(pkt, AF_INET, IPPROTO_ICMP, PKT_TH_TYPE_END);
+		return set_has_u32(m->set, pkt->icmp_type);
+	case MATCH_ICMPV6_TYPE:
+		*st = th_state(pkt, AF_INET6, IPPROTO_ICMPV6,
+			       PKT_TH_TYPE_END);
+		return set_has_u32(m->set, pkt->icmp_type);
+	default:
+		*st = PKT_ABSENT;
+		return false;
+	}
+}
+
+/*
+ * The match holds, before negation, when *ST is PKT_PRESENT; otherwise
+ * the field is ABSENT or INCOMPLETE and the result means nothing.
+ */
+static bool match_value(const struct cmatch *m, const struct pkt *pkt,
+			enum pkt_state *st)
+{
 	char name[IF_NAMESIZE];
 
-	*ok = true;
+	*st = PKT_PRESENT;
 	switch (m->field) {
 	case MATCH_IP_SADDR:
 	case MATCH_IP_DADDR:
-		*ok = v4;
-		return v4 && set_has_u32(m->set, get32(
+		*st = addr_state(pkt, AF_INET);
+		return set_has_u32(m->set, get32(
 			m->field == MATCH_IP_SADDR ? pkt->saddr : pkt->daddr));
 	case MATCH_IP6_SADDR:
 	case MATCH_IP6_DADDR:
-		*ok = v6;
-		return v6 && set_has_u128(m->set,
+		*st = addr_state(pkt, AF_INET6);
+		return set_has_u128(m->set,
 			m->field == MATCH_IP6_SADDR ? pkt->saddr : pkt->daddr);
 	case MATCH_IP_PROTOCOL:
-		*ok = v4;
-		return v4 && set_has_u32(m->set, pkt->l4proto);
+		*st = addr_state(pkt, AF_INET);
+		return set_has_u32(m->set, pkt->ip_protocol);
 	case MATCH_META_L4PROTO:
-		*ok = l3;
-		return l3 && set_has_u32(m->set, pkt->l4proto);
+		*st = (enum pkt_state)pkt->l4;
+		return set_has_u32(m->set, pkt->l4proto);
 	case MATCH_TCP_SPORT:
 	case MATCH_TCP_DPORT:
 	case MATCH_TCP_FLAGS:
-		*ok = l4 && pkt->l4proto == IPPROTO_TCP;
-		if (!*ok)
-			return false;
-		if (m->field == MATCH_TCP_FLAGS)
-			return (pkt->tcp_flags & m->flags) == m->flags;
-		return set_has_u32(m->set, m->field == MATCH_TCP_SPORT ?
-					   pkt->sport : pkt->dport);
 	case MATCH_UDP_SPORT:
 	case MATCH_UDP_DPORT:
-		*ok = l4 && pkt->l4proto == IPPROTO_UDP;
-		return *ok && set_has_u32(m->set, m->field == MATCH_UDP_SPORT ?
-						  pkt->sport : pkt->dport);
 	case MATCH_ICMP_TYPE:
-		*ok = v4 && l4 && pkt->l4proto == IPPROTO_ICMP;
-		return *ok && set_has_u32(m->set, pkt->icmp_type);
 	case MATCH_ICMPV6_TYPE:
-		*ok = v6 && l4 && pkt->l4proto == IPPROTO_ICMPV6;
-		return *ok && set_has_u32(m->set, pkt->icmp_type);
+		return match_th(m, pkt, st);
 	case MATCH_IIFNAME:
-		dev_name(pkt->indev, pkt->flags & PKT_HAS_INDEV, name);
+		*st = dev_name(pkt->indev, pkt->flags & PKT_HAS_INDEV, name);
 		return set_has_str(m->set, name);
 	case MATCH_OIFNAME:
-		dev_name(pkt->outdev, pkt->flags & PKT_HAS_OUTDEV, name);
+		*st = dev_name(pkt->outdev, pkt->flags & PKT_HAS_OUTDEV, name);
 		return set_has_str(m->set, name);
 	case MATCH_META_MARK:
 		/* No NFQA_MARK attribute means the mark is 0. */
@@ -123,35 +167,56 @@ static bool match_value(const struct cmatch *m, const struct pkt *pkt,
 		return set_has_u32(m->set, pkt->orig_len ? pkt->orig_len :
 							   pkt->payload_len);
 	case MATCH_META_SKUID:
-		*ok = pkt->flags & PKT_HAS_UID;
-		return *ok && set_has_u32(m->set, pkt->uid);
+		if (!(pkt->flags & PKT_HAS_UID))
+			*st = PKT_ABSENT;
+		return set_has_u32(m->set, pkt->uid);
 	case MATCH_META_SKGID:
-		*ok = pkt->flags & PKT_HAS_GID;
-		return *ok && set_has_u32(m->set, pkt->gid);
+		if (!(pkt->flags & PKT_HAS_GID))
+			*st = PKT_ABSENT;
+		return set_has_u32(m->set, pkt->gid);
 	case MATCH_CT_STATE:
-		*ok = pkt->flags & PKT_HAS_CT;
-		return *ok && (pkt->ct_state & m->flags);
+		/* Without NFQA_CT_INFO and without conntrack asked for (a
+		 * reload that just added "ct state"), the state is unknown. */
+		if (!(pkt->flags & PKT_HAS_CT))
+			*st = PKT_INCOMPLETE;
+		return pkt->ct_state & m->flags;
 	case MATCH_LIMIT:
 		return limiter_take(m->lim);
 	}
-	*ok = false;
+	*st = PKT_ABSENT;
 	return false;
 }
+
+enum rule_result { RULE_FALSE, RULE_TRUE, RULE_UNKNOWN };
 
 /*
  * As nft: a field the packet lacks (no IPv4 header for "ip saddr", not
  * TCP for "tcp dport", no socket for "meta skuid") fails the match even
- * when negated; negation only flips the comparison.
+ * when negated; negation only flips the comparison. A field nfqd cannot
+ * see makes the rule unknown, unless a later match is false; a limit
+ * after it is not evaluated, so it takes no token for an unknown rule.
  */
-static bool rule_matches(const struct crule *r, const struct pkt *pkt)
+static enum rule_result rule_matches(const struct crule *r,
+				     const struct pkt *pkt)
 {
-	for (unsigned i = 0; i < r->n_m; i++) {
-		bool ok, hit = match_value(&r->m[i], pkt, &ok);
+	bool unknown = false;
 
-		if (!ok || hit == r->m[i].negate)
-			return false;
+	for (unsigned i = 0; i < r->n_m; i++) {
+		const struct cmatch *m = &r->m[i];
+		enum pkt_state st;
+		bool hit;
+
+		if (unknown && m->field == MATCH_LIMIT)
+			continue;
+		hit = match_value(m, pkt, &st);
+		if (st == PKT_ABSENT)
+			return RULE_FALSE;
+		if (st == PKT_INCOMPLETE)
+			unknown = true;
+		else if (hit == m->negate)
+			return RULE_FALSE;
 	}
-	return true;
+	return unknown ? RULE_UNKNOWN : RULE_TRUE;
 }
 
 /* Plain increment by the owning worker; readers use relaxed loads. */
@@ -166,22 +231,29 @@ static uint64_t *slot_ctr(struct policy *p, unsigned slot)
 	return (uint64_t *)((char *)p->ctr + (size_t)slot * p->stride);
 }
 
+/* A device for the log line: the cache's name, or "#INDEX". */
+static void log_dev(uint32_t ifindex, bool present, char name[IF_NAMESIZE])
+{
+	if (dev_name(ifindex, present, name) == PKT_INCOMPLETE)
+		snprintf(name, IF_NAMESIZE, "#%u", ifindex);
+}
+
 static void log_packet(const struct crule *r, const struct pkt *pkt)
 {
 	char in[IF_NAMESIZE], out[IF_NAMESIZE];
 	char src[INET6_ADDRSTRLEN] = "?", dst[INET6_ADDRSTRLEN] = "?";
 	char l4[48] = "";
 
-	dev_name(pkt->indev, pkt->flags & PKT_HAS_INDEV, in);
-	dev_name(pkt->outdev, pkt->flags & PKT_HAS_OUTDEV, out);
-	if (pkt->flags & PKT_HAS_L3) {
+	log_dev(pkt->indev, pkt->flags & PKT_HAS_INDEV, in);
+	log_dev(pkt->outdev, pkt->flags & PKT_HAS_OUTDEV, out);
+	if (pkt->l3 == PKT_PRESENT) {
 		inet_ntop(pkt->l3_family, pkt->saddr, src, sizeof(src));
 		inet_ntop(pkt->l3_family, pkt->daddr, dst, sizeof(dst));
 	}
-	if ((pkt->flags & PKT_HAS_L4) && (pkt->l4proto == IPPROTO_ICMP ||
-					  pkt->l4proto == IPPROTO_ICMPV6))
+	if ((pkt->l4proto == IPPROTO_ICMP || pkt->l4proto == IPPROTO_ICMPV6) &&
+	    pkt_th_state(pkt, PKT_TH_TYPE_END) == PKT_PRESENT)
 		snprintf(l4, sizeof(l4), " TYPE=%u", pkt->icmp_type);
-	else if (pkt->flags & PKT_HAS_L4)
+	else if (pkt_th_state(pkt, PKT_TH_DPORT_END) == PKT_PRESENT)
 		snprintf(l4, sizeof(l4), " SPT=%u DPT=%u", pkt->sport,
 			 pkt->dport);
 	log_info("%shook %s rule %u (%s): IN=%s OUT=%s SRC=%s DST=%s LEN=%u "
@@ -269,6 +341,7 @@ void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
 	d->verdict = NF_ACCEPT;
 	d->set_mark = false;
 	d->mark = 0;
+	d->incomplete = false;
 	if (!p || pkt->hook >= HOOK_MAX)
 		return;
 	h = &p->hooks[pkt->hook];
@@ -277,8 +350,17 @@ void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
 	for (unsigned i = 0; f >= 0 && i < h->n_fam[f]; i++) {
 		const struct crule *r = h->fam[f][i];
 
-		if (!rule_matches(r, pkt))
+		switch (rule_matches(r, pkt)) {
+		case RULE_FALSE:
 			continue;
+		case RULE_UNKNOWN:
+			/* This rule might have decided: no later one may. */
+			d->verdict = p->incomplete_verdict;
+			d->incomplete = true;
+			return;
+		case RULE_TRUE:
+			break;
+		}
 		apply_rule(p, r, pkt, d);
 		if (c) {
 			ctr_add(&c[2 * r->idx], 1);

@@ -330,6 +330,7 @@ static void judge(struct queue *q, struct policy *pol, const struct pkt *p)
 
 	if (pol)
 		policy_judge(pol, p, q->slot, &d);
+	q->delta.incomplete += d.incomplete;
 	decide(q, p->id, p->orig_len, &d);
 }
 
@@ -428,7 +429,7 @@ static void handle_msg(struct queue *q, struct policy *pol,
 		q->flushed++;
 		return;
 	}
-	switch (pkt_parse_msg(nlh, nlh->nlmsg_len, &p)) {
+	switch (pkt_parse_msg(nlh, nlh->nlmsg_len, q->params.flags, &p)) {
 	case PKT_OK:
 		judge(q, pol, &p);
 		break;
@@ -465,7 +466,7 @@ static void handle_cut(struct queue *q, struct policy *pol,
 	}
 	if (nlh->nlmsg_len > len)
 		nlh->nlmsg_len = (uint32_t)len;
-	switch (pkt_parse_msg(nlh, nlh->nlmsg_len, &p)) {
+	switch (pkt_parse_msg(nlh, nlh->nlmsg_len, q->params.flags, &p)) {
 	case PKT_OK:
 	case PKT_BAD_WITH_ID:
 		judge_incomplete(q, pol, p.id, p.orig_len);

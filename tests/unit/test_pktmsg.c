@@ -68,7 +68,7 @@ static void test_good_packet(void **state)
 	struct nlmsghdr *nlh = good_msg();
 	struct pkt p;
 
-	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, &p), PKT_OK);
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p), PKT_OK);
 	assert_int_equal(p.id, 4242);
 	assert_int_equal(p.queue, 3);
 	assert_int_equal(p.family, NFPROTO_IPV4);
@@ -87,7 +87,7 @@ static void test_good_packet(void **state)
 	/* No NFQA_CAP_LEN: the packet was copied whole. */
 	assert_int_equal(p.orig_len, sizeof(udp4));
 	/* Headers are parsed too. */
-	assert_true(p.flags & PKT_HAS_L4);
+	assert_int_equal(pkt_th_state(&p, PKT_TH_DPORT_END), PKT_PRESENT);
 	assert_int_equal(p.sport, 1234);
 	assert_int_equal(p.dport, 9);
 }
@@ -102,7 +102,7 @@ static void test_cap_len_and_outdev(void **state)
 	mnl_attr_put_u32(nlh, NFQA_GID, htonl(50));
 	mnl_attr_put_u32(nlh, NFQA_CAP_LEN, htonl(1500));
 	mnl_attr_put(nlh, NFQA_PAYLOAD, 10, udp4);
-	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, &p), PKT_OK);
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p), PKT_OK);
 	assert_int_equal(p.outdev, 9);
 	assert_true(p.flags & PKT_HAS_OUTDEV);
 	assert_false(p.flags & PKT_HAS_INDEV);
@@ -117,7 +117,7 @@ static void test_ct_info(void **state)
 	static const struct { uint32_t info, bits; } cases[] = {
 		{ 0, CT_STATE_ESTABLISHED }, { 1, CT_STATE_RELATED },
 		{ 2, CT_STATE_NEW }, { 3, CT_STATE_ESTABLISHED },
-		{ 4, CT_STATE_RELATED },
+		{ 4, CT_STATE_RELATED }, { 7, CT_STATE_INVALID },
 	};
 
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -126,10 +126,59 @@ static void test_ct_info(void **state)
 
 		put_hdr(nlh, 1, 0x0800, NF_INET_FORWARD);
 		mnl_attr_put_u32(nlh, NFQA_CT_INFO, htonl(cases[i].info));
-		assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, &p), PKT_OK);
+		assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p),
+				 PKT_OK);
 		assert_true(p.flags & PKT_HAS_CT);
 		assert_int_equal(p.ct_state, cases[i].bits);
 	}
+}
+
+/* No NFQA_CT_INFO: a packet without a connection if conntrack was asked
+ * for (nft: invalid or untracked), unknown if not. */
+static void test_ct_missing(void **state)
+{
+	struct nlmsghdr *nlh = put_msg(NFQNL_MSG_PACKET, NFPROTO_IPV4, 0);
+	struct pkt p;
+
+	put_hdr(nlh, 1, 0x0800, NF_INET_LOCAL_IN);
+	mnl_attr_put(nlh, NFQA_PAYLOAD, sizeof(udp4), udp4);
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len,
+				       NFQA_CFG_F_CONNTRACK, &p), PKT_OK);
+	assert_true(p.flags & PKT_HAS_CT);
+	assert_int_equal(p.ct_state, CT_STATE_INVALID);
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len,
+				       NFQA_CFG_F_UID_GID, &p), PKT_OK);
+	assert_false(p.flags & PKT_HAS_CT);
+	/* With the info, the flag changes nothing. */
+	mnl_attr_put_u32(nlh, NFQA_CT_INFO, htonl(2));
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len,
+				       NFQA_CFG_F_CONNTRACK, &p), PKT_OK);
+	assert_int_equal(p.ct_state, CT_STATE_NEW);
+}
+
+/* A copy cut by copy-range: NFQA_CAP_LEN says what the copy lacks. */
+static void test_cut_copy(void **state)
+{
+	struct nlmsghdr *nlh = put_msg(NFQNL_MSG_PACKET, NFPROTO_IPV4, 0);
+	struct pkt p;
+
+	put_hdr(nlh, 1, 0x0800, NF_INET_LOCAL_IN);
+	mnl_attr_put_u32(nlh, NFQA_CAP_LEN, htonl(sizeof(udp4)));
+	mnl_attr_put(nlh, NFQA_PAYLOAD, 22, udp4);
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p), PKT_OK);
+	assert_int_equal(p.l3, PKT_PRESENT);
+	assert_int_equal(p.l4, PKT_PRESENT);
+	assert_int_equal(pkt_th_state(&p, PKT_TH_SPORT_END), PKT_PRESENT);
+	assert_int_equal(pkt_th_state(&p, PKT_TH_DPORT_END), PKT_INCOMPLETE);
+	assert_int_equal(p.sport, 1234);
+
+	/* copy-range 0: no payload at all, nothing known. */
+	nlh = put_msg(NFQNL_MSG_PACKET, NFPROTO_IPV6, 0);
+	put_hdr(nlh, 2, 0x86dd, NF_INET_LOCAL_IN);
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p), PKT_OK);
+	assert_int_equal(p.l3_family, AF_INET6);
+	assert_int_equal(p.l3, PKT_INCOMPLETE);
+	assert_int_equal(p.l4, PKT_INCOMPLETE);
 }
 
 static void test_no_packet_header(void **state)
@@ -138,7 +187,7 @@ static void test_no_packet_header(void **state)
 	struct pkt p;
 
 	mnl_attr_put(nlh, NFQA_PAYLOAD, sizeof(udp4), udp4);
-	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, &p), PKT_BAD);
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p), PKT_BAD);
 }
 
 static void test_bad_attribute_keeps_id(void **state)
@@ -151,11 +200,11 @@ static void test_bad_attribute_keeps_id(void **state)
 	/* NFQA_MARK must be a u32. */
 	mnl_attr_put(nlh, NFQA_MARK, sizeof(short_mark), &short_mark);
 	mnl_attr_put(nlh, NFQA_PAYLOAD, sizeof(udp4), udp4);
-	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, &p),
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p),
 			 PKT_BAD_WITH_ID);
 	assert_int_equal(p.id, 99);
 	assert_int_equal(p.payload_len, 0);
-	assert_false(p.flags & PKT_HAS_L3);
+	assert_int_equal(p.l3, PKT_ABSENT);
 }
 
 static void test_short_buffer(void **state)
@@ -164,8 +213,9 @@ static void test_short_buffer(void **state)
 	struct pkt p;
 
 	/* The message claims more bytes than the buffer holds. */
-	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len - 8, &p), PKT_BAD);
-	assert_int_equal(pkt_parse_msg(nlh, 10, &p), PKT_BAD);
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len - 8, 0, &p),
+			 PKT_BAD);
+	assert_int_equal(pkt_parse_msg(nlh, 10, 0, &p), PKT_BAD);
 }
 
 static void test_other_message_type(void **state)
@@ -173,10 +223,10 @@ static void test_other_message_type(void **state)
 	struct nlmsghdr *nlh = put_msg(NFQNL_MSG_CONFIG, NFPROTO_IPV4, 0);
 	struct pkt p;
 
-	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, &p),
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p),
 			 PKT_NOT_PACKET);
 	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | NFQNL_MSG_PACKET;
-	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, &p),
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p),
 			 PKT_NOT_PACKET);
 }
 
@@ -186,6 +236,8 @@ int main(void)
 		cmocka_unit_test(test_good_packet),
 		cmocka_unit_test(test_cap_len_and_outdev),
 		cmocka_unit_test(test_ct_info),
+		cmocka_unit_test(test_ct_missing),
+		cmocka_unit_test(test_cut_copy),
 		cmocka_unit_test(test_no_packet_header),
 		cmocka_unit_test(test_bad_attribute_keeps_id),
 		cmocka_unit_test(test_short_buffer),

@@ -31,6 +31,7 @@ static struct conf *conf_new(void)
 
 	c->path = "test.conf";
 	c->opts.bypass_mark = 0x40000000;
+	c->opts.incomplete_verdict = VERDICT_DROP;	/* the default */
 	return c;
 }
 
@@ -187,7 +188,7 @@ static char *build_err(struct conf *c)
 
 /* ---- packets */
 
-static uint8_t raw[256];
+static uint8_t raw[2048];
 
 struct pk {
 	const char *src, *dst;
@@ -415,9 +416,10 @@ static void test_ports_protocols(void **state)
 		  IPPROTO_SCTP, 1, 2, 0, 0 });
 	assert_int_equal(judge(p, &k), NF_ACCEPT);
 
-	/* Truncated transport header: port matches fail, negated too. */
+	/* A copy cut inside the ports: the first rule cannot decide, no
+	 * later one may; the packet gets incomplete-verdict (drop). */
 	k = mkpkt(HOOK_FORWARD, TCP4("1.1.1.1", "2.2.2.2", 21, 80));
-	k.payload_len = 30;
+	k.payload_len = 22;
 	pkt_parse_headers(&k);
 	assert_int_equal(judge(p, &k), NF_DROP);
 	policy_free(p);
@@ -545,17 +547,21 @@ static void test_meta_and_statements(void **state)
 	assert_true(d.set_mark);
 	assert_int_equal(d.mark, 0x40000002);
 
-	/* No conntrack info: ct state cannot match; no gid: no match. */
+	/* No conntrack info (not asked for): ct state cannot be judged. */
 	k.uid = 0;
 	policy_judge(p, &k, 0, &d);
-	assert_int_equal(d.verdict, NF_ACCEPT);
+	assert_int_equal(d.verdict, NF_DROP);
+	assert_true(d.incomplete);
 	assert_false(d.set_mark);
+	/* No gid: no match. */
 	k.flags |= PKT_HAS_CT;
 	k.ct_state = CT_STATE_ESTABLISHED;
-	assert_int_equal(judge(p, &k), NF_ACCEPT);
+	policy_judge(p, &k, 0, &d);
+	assert_int_equal(d.verdict, NF_ACCEPT);
+	assert_false(d.incomplete);
 	k.ct_state = CT_STATE_INVALID;
 	assert_int_equal(judge(p, &k), NF_DROP);
-	k.flags &= ~(uint32_t)PKT_HAS_CT;
+	k.ct_state = CT_STATE_ESTABLISHED;
 	k.flags |= PKT_HAS_GID;
 	k.gid = 6;
 	assert_int_equal(judge(p, &k), NF_REPEAT);
@@ -812,6 +818,359 @@ static void test_log_rate_limit(void **state)
 	free_conf(c);
 }
 
+/* ---- incomplete packets: what the copy does not show never passes for
+ * what the packet does not have */
+
+/*
+ * An IPv6 packet from SRC with N_EXT destination-options headers (8 bytes
+ * each) before its PROTO header (TCP or UDP) with destination port DPORT,
+ * of which the kernel copied COPY bytes (0: all of it).
+ */
+static struct pkt mk6ext(enum conf_hook_id hook, const char *src,
+			 uint8_t proto, uint16_t dport, unsigned n_ext,
+			 size_t copy)
+{
+	size_t l4 = proto == IPPROTO_TCP ? 20 : 8;
+	size_t len = 40 + 8 * (size_t)n_ext + l4;
+	uint8_t *t = raw + len - l4;
+	struct pkt p = { 0 };
+
+	assert_true(len <= sizeof(raw));
+	memset(raw, 0, sizeof(raw));
+	raw[0] = 0x60;
+	put16(raw + 4, (uint16_t)(len - 40));
+	raw[6] = n_ext ? IPPROTO_DSTOPTS : proto;
+	raw[7] = 64;
+	inet_pton(AF_INET6, src, raw + 8);
+	inet_pton(AF_INET6, "2001:db8::2", raw + 24);
+	for (unsigned i = 0; i < n_ext; i++)
+		raw[40 + 8 * i] = i + 1 < n_ext ? IPPROTO_DSTOPTS : proto;
+	put16(t, 40000);
+	put16(t + 2, dport);
+	t[12] = 5 << 4;
+	t[13] = TCPF_SYN;
+	p.hook = (uint8_t)hook;
+	p.family = NFPROTO_IPV6;
+	p.payload = raw;
+	p.orig_len = (uint32_t)len;
+	p.payload_len = (uint32_t)(copy && copy < len ? copy : len);
+	pkt_parse_headers(&p);
+	return p;
+}
+
+/*
+ * An IPv4 packet from SRC with an IHL-word header, fragment field FRAG
+ * and L4LEN bytes of a PROTO header (destination port DPORT); COPY bytes
+ * copied (0: all).
+ */
+static struct pkt mk4(enum conf_hook_id hook, const char *src, uint8_t proto,
+		      uint16_t dport, unsigned ihl, size_t l4len,
+		      uint16_t frag, size_t copy)
+{
+	size_t len = ihl * 4 + l4len;
+	uint8_t *t = raw + ihl * 4;
+	struct pkt p = { 0 };
+
+	memset(raw, 0, sizeof(raw));
+	raw[0] = (uint8_t)(0x40 | ihl);
+	put16(raw + 2, (uint16_t)len);
+	put16(raw + 6, frag);
+	raw[9] = proto;
+	inet_pton(AF_INET, src, raw + 12);
+	inet_pton(AF_INET, "192.0.2.2", raw + 16);
+	memset(raw + 20, 1, ihl * 4 - 20);	/* NOP options */
+	put16(t, 40000);
+	put16(t + 2, dport);
+	t[12] = 5 << 4;
+	t[13] = TCPF_SYN;
+	p.hook = (uint8_t)hook;
+	p.family = NFPROTO_IPV4;
+	p.payload = raw;
+	p.orig_len = (uint32_t)len;
+	p.payload_len = (uint32_t)(copy && copy < len ? copy : len);
+	pkt_parse_headers(&p);
+	return p;
+}
+
+static struct decision judged(struct policy *p, const struct pkt *k)
+{
+	struct decision d;
+
+	policy_judge(p, k, 0, &d);
+	return d;
+}
+
+#define assert_decided(expr, v) do { \
+	struct decision d_ = (expr); \
+	assert_int_equal(d_.verdict, (v)); \
+	assert_false(d_.incomplete); \
+} while (0)
+#define assert_incomplete(expr, v) do { \
+	struct decision d_ = (expr); \
+	assert_int_equal(d_.verdict, (v)); \
+	assert_true(d_.incomplete); \
+} while (0)
+
+/* The headline bypasses, and "tcp dport 23 drop" / "udp dport 7 drop". */
+static struct conf *headline_conf(void)
+{
+	struct conf *c = conf_new();
+	struct conf_rule *r;
+
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "ip6 saddr 2001:db8:bad::/48 "
+		 "drop");
+	addr(match(r, MATCH_IP6_SADDR, false), "2001:db8:bad::/48");
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "tcp dport 23 drop");
+	num(match(r, MATCH_TCP_DPORT, false), 23, 23);
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "udp dport 7 drop");
+	num(match(r, MATCH_UDP_DPORT, false), 7, 7);
+	return c;
+}
+
+static void test_long_ext_chains(void **state)
+{
+	struct conf *c = headline_conf();
+	struct policy *p = build(c, 1);
+	uint64_t pk, by;
+	struct pkt k;
+
+	/* 30 headers, the chain leaving a copy of 256 bytes: the blocked
+	 * source is still seen, and decides. */
+	k = mk6ext(HOOK_INPUT, "2001:db8:bad::1", IPPROTO_UDP, 9, 30, 256);
+	assert_decided(judged(p, &k), NF_DROP);
+	policy_rule_counters(p, HOOK_INPUT, 0, &pk, &by);
+	assert_int_equal(pk, 1);
+	/* Another source: "tcp dport 23" might have matched. */
+	k = mk6ext(HOOK_INPUT, "2001:db8::1", IPPROTO_UDP, 9, 30, 256);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	/* The whole chain in the copy: judged on what is there. */
+	k = mk6ext(HOOK_INPUT, "2001:db8::1", IPPROTO_UDP, 7, 30, 0);
+	assert_decided(judged(p, &k), NF_DROP);
+	k = mk6ext(HOOK_INPUT, "2001:db8::1", IPPROTO_UDP, 9, 30, 0);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	k = mk6ext(HOOK_INPUT, "2001:db8::1", IPPROTO_TCP, 23,
+		   PKT_MAX_EXTHDRS, 0);
+	assert_decided(judged(p, &k), NF_DROP);
+	/* One header past the walk limit, all in the copy. */
+	k = mk6ext(HOOK_INPUT, "2001:db8::1", IPPROTO_TCP, 80,
+		   PKT_MAX_EXTHDRS + 1, 0);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	k = mk6ext(HOOK_INPUT, "2001:db8:bad::2", IPPROTO_TCP, 80,
+		   PKT_MAX_EXTHDRS + 1, 0);
+	assert_decided(judged(p, &k), NF_DROP);
+	/* Counters: no rule hit and no policy packet for the unknown. */
+	policy_rule_counters(p, HOOK_INPUT, 0, &pk, &by);
+	assert_int_equal(pk, 2);
+	policy_rule_counters(p, HOOK_INPUT, 1, &pk, &by);
+	assert_int_equal(pk, 1);
+	policy_rule_counters(p, HOOK_INPUT, 2, &pk, &by);
+	assert_int_equal(pk, 1);
+	assert_int_equal(policy_policy_packets(p, HOOK_INPUT), 1);
+	policy_free(p);
+
+	/* incomplete-verdict accept: passes, still marked incomplete. */
+	c->opts.incomplete_verdict = VERDICT_ACCEPT;
+	p = build(c, 1);
+	k = mk6ext(HOOK_INPUT, "2001:db8::1", IPPROTO_UDP, 7, 30, 256);
+	assert_incomplete(judged(p, &k), NF_ACCEPT);
+	k = mk6ext(HOOK_INPUT, "2001:db8:bad::1", IPPROTO_UDP, 7, 30, 256);
+	assert_decided(judged(p, &k), NF_DROP);
+	assert_int_equal(policy_incomplete_verdict(p), NF_ACCEPT);
+	policy_free(p);
+	free_conf(c);
+}
+
+/* Transport past the copy: INCOMPLETE; past the packet: ABSENT. */
+static void test_transport_out_of_reach(void **state)
+{
+	struct conf *c = headline_conf();
+	struct policy *p = build(c, 1);
+	struct pkt k;
+
+	/* 40 bytes of IPv4 options and a copy of 60 bytes. */
+	k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_TCP, 23, 15, 20, 0, 60);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_TCP, 23, 15, 20, 0, 63);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_TCP, 23, 15, 20, 0, 64);
+	assert_decided(judged(p, &k), NF_DROP);
+	k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_TCP, 22, 15, 20, 0, 64);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	/* A packet that ends before the destination port has none. */
+	k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_TCP, 23, 5, 2, 0, 0);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	/* A first fragment with 4 bytes of TCP: its ports count (nft). */
+	k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_TCP, 23, 5, 4, 0x2000, 0);
+	assert_decided(judged(p, &k), NF_DROP);
+	/* A later fragment has no transport header at all. */
+	k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_TCP, 23, 5, 20, 0x2001, 0);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_TCP, 23, 5, 20, 0x0001, 24);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	/* Malformed (IHL 4, tot_len beyond the packet): fail closed. */
+	k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_UDP, 9, 5, 8, 0, 0);
+	raw[0] = 0x44;
+	pkt_parse_headers(&k);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_UDP, 9, 5, 8, 0, 0);
+	put16(raw + 2, 29);
+	pkt_parse_headers(&k);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	/* The IPv6 fixed header not in the copy: even the address is
+	 * unknown. */
+	k = mk6ext(HOOK_INPUT, "2001:db8:bad::1", IPPROTO_UDP, 7, 0, 39);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	policy_free(p);
+	free_conf(c);
+}
+
+/* As nft (IP6_FH_F_AUTH): behind AH there is no TCP header to match. */
+static void test_ah_and_fragments6(void **state)
+{
+	struct conf *c = headline_conf();
+	struct conf_rule *r;
+	struct policy *p;
+	struct pkt k;
+
+	r = rule(c, HOOK_INPUT, VERDICT_REPEAT, "meta l4proto { ah, 59 } "
+		 "repeat");
+	num(match(r, MATCH_META_L4PROTO, false), IPPROTO_AH, IPPROTO_AH);
+	num(r->matches, IPPROTO_NONE, IPPROTO_NONE);
+	p = build(c, 1);
+	k = mk6ext(HOOK_INPUT, "2001:db8::1", IPPROTO_TCP, 23, 2, 0);
+	raw[40 + 8] = IPPROTO_AH;	/* the second header is AH */
+	raw[40 + 8 + 1] = 0;		/* (0 + 2) * 4 = 8 bytes */
+	pkt_parse_headers(&k);
+	assert_int_equal(k.l4proto, IPPROTO_AH);
+	assert_decided(judged(p, &k), NF_REPEAT);
+	/* NEXTHDR_NONE after a hop-by-hop header. */
+	k = mk6ext(HOOK_INPUT, "2001:db8::1", IPPROTO_NONE, 0, 1, 0);
+	raw[6] = IPPROTO_HOPOPTS;
+	pkt_parse_headers(&k);
+	assert_decided(judged(p, &k), NF_REPEAT);
+	/* A later fragment: its protocol, but no ports. */
+	k = mk6ext(HOOK_INPUT, "2001:db8::1", IPPROTO_TCP, 23, 1, 0);
+	raw[6] = IPPROTO_FRAGMENT;
+	put16(raw + 42, 0x0010);
+	pkt_parse_headers(&k);
+	assert_true(k.fragment);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	/* The first fragment: its ports. */
+	put16(raw + 42, 0x0001);
+	pkt_parse_headers(&k);
+	assert_decided(judged(p, &k), NF_DROP);
+	policy_free(p);
+	free_conf(c);
+}
+
+static void test_unknown_rule_logic(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_rule *r;
+	struct conf_match *m;
+	struct policy *p;
+	struct pkt k;
+	uint64_t pk, by;
+
+	/* Earlier rules that can decide on what is there still do. */
+	r = rule(c, HOOK_INPUT, VERDICT_ACCEPT, "ip saddr 10.0.0.0/8 accept");
+	addr(match(r, MATCH_IP_SADDR, false), "10.0.0.0/8");
+	/* A later match that is false makes an unknown rule false. */
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "tcp dport 23 ip saddr "
+		 "192.0.2.0/24 drop");
+	num(match(r, MATCH_TCP_DPORT, false), 23, 23);
+	addr(match(r, MATCH_IP_SADDR, false), "192.0.2.0/24");
+	/* After an unknown match, a limit takes no token. */
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "udp dport 7 limit rate "
+		 "1/minute drop");
+	num(match(r, MATCH_UDP_DPORT, false), 7, 7);
+	m = match(r, MATCH_LIMIT, false);
+	m->rate = 1;
+	m->per_seconds = 60;
+	/* Negated, on a field the packet lacks: false (nft). */
+	r = rule(c, HOOK_INPUT, VERDICT_REPEAT, "tcp dport != 22 repeat");
+	num(match(r, MATCH_TCP_DPORT, true), 22, 22);
+	p = build(c, 1);
+
+	k = mk4(HOOK_INPUT, "10.1.1.1", IPPROTO_TCP, 23, 15, 20, 0, 40);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	k = mk4(HOOK_INPUT, "198.51.100.1", IPPROTO_TCP, 23, 15, 20, 0, 40);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	k = mk4(HOOK_INPUT, "203.0.113.1", IPPROTO_UDP, 9, 5, 8, 0, 0);
+	/* Rule 2 false (not TCP), rule 3 false, rule 4 false (not TCP). */
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	for (int i = 0; i < 5; i++) {
+		k = mk4(HOOK_INPUT, "203.0.113.1", IPPROTO_UDP, 7, 15, 8, 0,
+			60);
+		assert_incomplete(judged(p, &k), NF_DROP);
+	}
+	/* The bucket is still full: one complete packet takes the token. */
+	k = mk4(HOOK_INPUT, "203.0.113.1", IPPROTO_UDP, 7, 5, 8, 0, 0);
+	assert_decided(judged(p, &k), NF_DROP);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	policy_rule_counters(p, HOOK_INPUT, 2, &pk, &by);
+	assert_int_equal(pk, 1);
+	policy_rule_counters(p, HOOK_INPUT, 1, &pk, &by);
+	assert_int_equal(pk, 0);
+	/* TCP from 192.0.2.1, ports out of the copy: rule 2 unknown. */
+	k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_TCP, 80, 15, 20, 0, 40);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_TCP, 80, 5, 20, 0, 0);
+	assert_decided(judged(p, &k), NF_REPEAT);
+	policy_free(p);
+	free_conf(c);
+}
+
+static void test_unknown_meta(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_rule *r;
+	struct policy *p;
+	struct pkt k;
+
+	r = rule(c, HOOK_FORWARD, VERDICT_DROP, "iifname \"wan1\" drop");
+	str(match(r, MATCH_IIFNAME, false), "wan1");
+	r = rule(c, HOOK_FORWARD, VERDICT_REPEAT, "oifname != \"lan1\" "
+		 "repeat");
+	str(match(r, MATCH_OIFNAME, true), "lan1");
+	r = rule(c, HOOK_OUTPUT, VERDICT_DROP, "ct state invalid drop");
+	match(r, MATCH_CT_STATE, false)->flags = CT_STATE_INVALID;
+	p = build(c, 1);
+
+	ifcache_set(920, "wan1");
+	ifcache_set(921, "lan1");
+	k = mk4(HOOK_FORWARD, "192.0.2.1", IPPROTO_UDP, 9, 5, 8, 0, 0);
+	k.flags |= PKT_HAS_INDEV | PKT_HAS_OUTDEV;
+	k.indev = 920;
+	k.outdev = 921;
+	assert_decided(judged(p, &k), NF_DROP);
+	k.indev = 921;
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	/* An index the cache does not know: no system call, unknown. */
+	k.indev = 929;
+	assert_incomplete(judged(p, &k), NF_DROP);
+	k.indev = 921;
+	k.outdev = 929;
+	assert_incomplete(judged(p, &k), NF_DROP);
+	/* No output device: its name is "", and "!= lan1" holds. */
+	k.flags &= ~(uint32_t)PKT_HAS_OUTDEV;
+	assert_decided(judged(p, &k), NF_REPEAT);
+	ifcache_set(920, NULL);
+	ifcache_set(921, NULL);
+
+	/* ct state: asked for and none is invalid (pktmsg.c); not known
+	 * at all is unknown. */
+	k = mk4(HOOK_OUTPUT, "192.0.2.1", IPPROTO_UDP, 9, 5, 8, 0, 0);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	k.flags |= PKT_HAS_CT;
+	k.ct_state = CT_STATE_INVALID;
+	assert_decided(judged(p, &k), NF_DROP);
+	k.ct_state = CT_STATE_NEW;
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	policy_free(p);
+	free_conf(c);
+}
+
 /* Run LOOP until ifcache maps IFINDEX to WANT (NULL: unknown); 2 s max. */
 static bool wait_name(struct ev_loop *loop, unsigned ifindex, const char *want)
 {
@@ -888,6 +1247,11 @@ int main(void)
 		cmocka_unit_test(test_sets_and_files),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_log_rate_limit),
+		cmocka_unit_test(test_long_ext_chains),
+		cmocka_unit_test(test_transport_out_of_reach),
+		cmocka_unit_test(test_ah_and_fragments6),
+		cmocka_unit_test(test_unknown_rule_logic),
+		cmocka_unit_test(test_unknown_meta),
 		cmocka_unit_test(test_ifcache_netlink),
 	};
 
