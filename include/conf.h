@@ -152,6 +152,7 @@ struct conf_match {
 	uint32_t burst;			/* MATCH_LIMIT: 0 if not given */
 	struct conf_loc loc;
 	struct conf_loc set_loc;	/* where "@name" was written */
+	char *text;			/* "tcp dport 23", normalised; or NULL */
 };
 
 struct conf_rule {

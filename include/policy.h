@@ -26,6 +26,14 @@ struct policy *policy_build(const struct conf *c, unsigned nslots,
 void policy_free(struct policy *p);
 
 /*
+ * Warnings about C that do not stop it from loading, as "FILE:LINE:COL:
+ * warning: message\n" lines (malloc'd), or NULL: matches whose field
+ * copy-range cuts off even on packets without IP options or IPv6
+ * extension headers, so that every such packet is INCOMPLETE.
+ */
+char *policy_warnings(const struct conf *c);
+
+/*
  * Judge PKT: first matching rule of its hook and family wins, else the
  * hook's policy. Runs the rule's statements (counter, log, mark set,
  * bypass, limit). SLOT is the calling worker's slot; a slot >= NSLOTS is

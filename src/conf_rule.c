@@ -519,6 +519,8 @@ static int rule_fill(struct pstate *st, struct conf_rule *r,
 		sb_add(&b, i ? " " : "");
 		sb_add(&b, it->text);
 		if (it->kind == IT_MATCH) {
+			it->m.text = it->text;
+			it->text = NULL;
 			r->matches[nm++] = it->m;
 			memset(&it->m, 0, sizeof(it->m));
 		} else if (it->kind == IT_COUNTER) {

@@ -95,6 +95,7 @@ void conf_elems_free(struct conf_elem *e, unsigned n)
 void match_clear(struct conf_match *m)
 {
 	free(m->set_name);
+	free(m->text);
 	conf_elems_free(m->elems, m->n_elems);
 	memset(m, 0, sizeof(*m));
 }

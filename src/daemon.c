@@ -757,10 +757,15 @@ int nfqd_check_config(const char *path, bool builtin)
 		p = policy_build(c, 1, &errors);
 		rc = p ? 0 : -EINVAL;
 	}
-	if (rc == 0)
+	if (rc == 0) {
+		char *warnings = policy_warnings(c);
+
+		fputs(warnings ? warnings : "", stderr);
+		free(warnings);
 		printf("config OK\n");
-	else
+	} else {
 		fputs(errors ? errors : "config invalid\n", stderr);
+	}
 	free(errors);
 	free(nums);
 	policy_free(p);

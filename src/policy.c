@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "pkt.h"
 #include "policy.h"
 #include "policy_int.h"
 
@@ -480,6 +481,76 @@ nomem:
 	free(e.buf);
 	*errors = strdup("policy: out of memory\n");
 	return NULL;
+}
+
+/*
+ * Bytes of the copy field F needs on a packet of family FAM (FAM_V4 or
+ * FAM_V6) without IP options or extension headers; 0: not from the
+ * packet's headers.
+ */
+static unsigned copy_need(enum match_field f, unsigned fam)
+{
+	unsigned base = fam == FAM_V4 ? 20 : 40;
+
+	switch (f) {
+	case MATCH_IP_SADDR:
+	case MATCH_IP_DADDR:
+	case MATCH_IP6_SADDR:
+	case MATCH_IP6_DADDR:
+	case MATCH_IP_PROTOCOL:
+	case MATCH_META_L4PROTO:
+		return base;	/* the whole fixed header */
+	case MATCH_TCP_SPORT:
+	case MATCH_UDP_SPORT:
+		return base + PKT_TH_SPORT_END;
+	case MATCH_TCP_DPORT:
+	case MATCH_UDP_DPORT:
+		return base + PKT_TH_DPORT_END;
+	case MATCH_TCP_FLAGS:
+		return base + PKT_TH_FLAGS_END;
+	case MATCH_ICMP_TYPE:
+	case MATCH_ICMPV6_TYPE:
+		return base + PKT_TH_TYPE_END;
+	default:
+		return 0;
+	}
+}
+
+/* Warn about the matches of CR that copy-range cuts off even on the
+ * simplest packets of the families the rule can match. */
+static void warn_copy(const struct conf *c, const struct conf_rule *cr,
+		      struct errlist *e)
+{
+	uint32_t range = c->opts.copy_range;
+	unsigned fams = FAM_V4 | FAM_V6;
+
+	for (unsigned i = 0; i < cr->n_matches; i++)
+		fams &= field_info(cr->matches[i].field).fams;
+	for (unsigned i = 0; i < cr->n_matches; i++) {
+		const struct conf_match *cm = &cr->matches[i];
+		/* IPv6 needs more than IPv4: name the larger need. */
+		unsigned fam = fams & FAM_V6 ? FAM_V6 : FAM_V4;
+		unsigned need = fams ? copy_need(cm->field, fam) : 0;
+
+		if (need <= range)
+			continue;
+		ERR_AT(e, c, &cm->loc, "warning: copy-range %u is too small "
+		       "for \"%s\" (%s need %u bytes)", range,
+		       cm->text ? cm->text : cr->text ? cr->text : "?",
+		       fam == FAM_V6 ? "IPv6 packets without extension "
+				       "headers" :
+				       "IPv4 packets without options", need);
+	}
+}
+
+char *policy_warnings(const struct conf *c)
+{
+	struct errlist e = { 0 };
+
+	for (int h = 0; h < HOOK_MAX; h++)
+		for (unsigned i = 0; i < c->hooks[h].n_rules; i++)
+			warn_copy(c, &c->hooks[h].rules[i], &e);
+	return e.buf;
 }
 
 void policy_free(struct policy *p)

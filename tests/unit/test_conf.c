@@ -325,6 +325,9 @@ static void test_match_addr(void **state)
 	assert_string_equal(r->text, "ip saddr != 10.1.2.3/8 ip daddr "
 			    "{ 1.2.3.4, 5.6.7.8-5.6.7.9 } ip6 saddr @s6 "
 			    "ip6 daddr ::ffff:1.2.3.4 drop");
+	/* Each match keeps its own text (for warnings). */
+	assert_string_equal(m[1].text, "ip daddr { 1.2.3.4, 5.6.7.8-5.6.7.9 }");
+	assert_string_equal(m[2].text, "ip6 saddr @s6");
 	assert_int_equal(r->verdict, VERDICT_DROP);
 	conf_free(c);
 }

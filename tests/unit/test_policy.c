@@ -1171,6 +1171,47 @@ static void test_unknown_meta(void **state)
 	free_conf(c);
 }
 
+/* nfqd -t: a copy-range that cuts a rule's field off every packet. */
+static void test_copy_warnings(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_rule *r;
+	struct conf_match *m;
+	char *w;
+
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "tcp flags syn drop");
+	m = match(r, MATCH_TCP_FLAGS, false);
+	m->flags = TCPF_SYN;
+	m->text = (char *)"tcp flags syn";
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "ip saddr 10.0.0.0/8 tcp dport "
+		 "23 drop");
+	addr(match(r, MATCH_IP_SADDR, false), "10.0.0.0/8");
+	num(match(r, MATCH_TCP_DPORT, false), 23, 23);
+	r = rule(c, HOOK_OUTPUT, VERDICT_DROP, "meta mark 1 drop");
+	num(match(r, MATCH_META_MARK, false), 1, 1);
+
+	c->opts.copy_range = 256;
+	assert_null(policy_warnings(c));
+	c->opts.copy_range = 40;
+	w = policy_warnings(c);
+	assert_string_equal(w, "test.conf:11:7: warning: copy-range 40 is "
+			    "too small for \"tcp flags syn\" (IPv6 packets "
+			    "without extension headers need 54 bytes)\n");
+	free(w);
+	/* copy-range 0: no payload at all. */
+	c->opts.copy_range = 0;
+	w = policy_warnings(c);
+	assert_non_null(strstr(w, "test.conf:12:7: warning: copy-range 0 is "
+			       "too small for \"ip saddr 10.0.0.0/8 tcp dport "
+			       "23 drop\" (IPv4 packets without options need "
+			       "20 bytes)\n"));
+	assert_non_null(strstr(w, "(IPv4 packets without options need 24 "
+			       "bytes)"));
+	assert_null(strstr(w, "meta mark"));
+	free(w);
+	free_conf(c);
+}
+
 /* Run LOOP until ifcache maps IFINDEX to WANT (NULL: unknown); 2 s max. */
 static bool wait_name(struct ev_loop *loop, unsigned ifindex, const char *want)
 {
@@ -1252,6 +1293,7 @@ int main(void)
 		cmocka_unit_test(test_ah_and_fragments6),
 		cmocka_unit_test(test_unknown_rule_logic),
 		cmocka_unit_test(test_unknown_meta),
+		cmocka_unit_test(test_copy_warnings),
 		cmocka_unit_test(test_ifcache_netlink),
 	};
 
