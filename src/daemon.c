@@ -417,15 +417,16 @@ int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 		log_err("queues: cannot resolve queue numbers (%s)", strerror(-n));
 		return n;
 	}
-	rc = start_queues(d, nums, (unsigned)n);
+	/* Packets are judged from the first bind on: names first. */
+	rc = ifcache_start(d->loop);
+	if (rc == 0)
+		rc = start_queues(d, nums, (unsigned)n);
 	free(nums);
 	if (rc < 0)
 		return rc;
 	d->generation = 1;
 	created = !dir_exists(d->conf->opts.stats_file);
-	rc = ifcache_start(d->loop);
-	if (rc == 0)
-		rc = ctl_start(d, &d->ctl);
+	rc = ctl_start(d, &d->ctl);
 	if (rc == 0)
 		rc = stats_start(d, &d->stats);
 	if (rc == 0)
