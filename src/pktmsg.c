@@ -100,8 +100,12 @@ enum pkt_parse_result pkt_parse_msg(const struct nlmsghdr *nlh, size_t len,
 	p->id = ntohl(ph->packet_id);
 	p->hw_proto = ntohs(ph->hw_protocol);
 	p->hook = ph->hook;
-	if (rc < 0)
+	if (rc < 0) {
+		/* The payload is not trusted: its headers are INCOMPLETE, so
+		 * no rule that reads them can take them for absent. */
+		pkt_parse_headers(p);
 		return PKT_BAD_WITH_ID;
+	}
 
 	parse_meta(attr, cfg_flags, p);
 	if (attr[NFQA_PAYLOAD]) {

@@ -204,7 +204,8 @@ static void test_bad_attribute_keeps_id(void **state)
 			 PKT_BAD_WITH_ID);
 	assert_int_equal(p.id, 99);
 	assert_int_equal(p.payload_len, 0);
-	assert_int_equal(p.l3, PKT_ABSENT);
+	assert_int_equal(p.l3, PKT_INCOMPLETE);
+	assert_int_equal(p.l4, PKT_INCOMPLETE);
 }
 
 static void test_short_buffer(void **state)
