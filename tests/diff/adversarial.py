@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
 # tests/diff/adversarial.py - the adversarial differential test's driver:
-# per round a random policy (policygen.py) loaded into nfqd and into nft,
-# a random copy-range and incomplete-verdict for nfqd, and random plain and
-# hostile probes (packets.py) through the input, forward and output hooks
-# of two identical worlds, one judged by nfqd, one by nft. Fates come from
-# NFLOG chains before (priority -100) and after (priority 100) the judging
-# hook; see diff_adversarial.sh for the topology.
+# per round a random policy (policygen.py) loaded into nfqd and into nft, a
+# random copy-range for nfqd, and random plain and hostile probes
+# (packets.py) through the input, forward and output hooks of two
+# identical worlds, one judged by nfqd, one by nft; the probes go through
+# twice, with nfqd's incomplete-verdict drop and then accept. Fates come
+# from NFLOG chains before (priority -100) and after (priority 100) the
+# judging hook; see diff_adversarial.sh for the topology and the property.
 #
 # usage: adversarial.py P1 J1 P2 J2 NFQD_CTL SOCKET CONF
 #   P1/J1: peer and judged namespace of nfqd's world, P2/J2 of nft's.
 # Environment: DIFF_SEED (default: random, printed first), DIFF_PACKETS
-# (probes in all, default 4000), DIFF_ROUNDS (default 10), DIFF_ROUND (run
-# only that round of the seed), DIFF_VERBOSE (per-kind table every round).
+# (probes in all, default 4000; each is sent twice), DIFF_ROUNDS (default
+# 10), DIFF_ROUND (run only that round of the seed), DIFF_VERBOSE (a table
+# per round and the probes that reached no hook).
 # Exit status 0: every probe obeyed the property; 1: violations (printed).
 import collections
 import ctypes
@@ -36,6 +38,7 @@ CLONE_NEWNET = 0x40000000
 SO_BINDTODEVICE = 25
 HOOK_NUM = {'input': 1, 'forward': 2, 'output': 3}
 COPY_RANGES = [40, 64, 96, 128, 256]
+IVS = ('drop', 'accept')        # each round runs with both, in this order
 # Fixed MAC addresses (diff_adversarial.sh): frames are the same bytes in
 # both worlds.
 MAC = {'va': '02:00:00:00:00:a1', 'va2': '02:00:00:00:00:a2',
@@ -79,9 +82,10 @@ class World:
                              dev.encode())
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 22)
                 self.raw[(dev, fam)] = s
-        self.pre = {}       # (hook, fam, id) -> bytes seen before the hook
+        self.pre = {}       # (hook, fam, id) -> [bytes seen before the hook]
         self.post = set()   # (hook, fam, id) accepted by the hook
         self.send_errors = 0
+        self.overruns = 0
 
     def send(self, p):
         for f in p.frames:
@@ -100,7 +104,12 @@ class World:
 
     def drain(self):
         got = 0
-        for group, hook, data in self.log.read():
+        try:
+            msgs = self.log.read()
+        except nflog.Overrun:
+            self.overruns += 1
+            return 1
+        for group, hook, data in msgs:
             got += 1
             k = probe_key(data)
             if k is None:
@@ -117,6 +126,21 @@ class World:
         self.pre.clear()
         self.post.clear()
         self.send_errors = 0
+        self.overruns = 0
+
+
+class Outcome:
+    """What one run of a round left: per world the probes seen before and
+    after the hook, and nfqd's counter increments."""
+
+    def __init__(self, iv, delta, worlds):
+        self.iv = iv
+        self.delta = delta
+        self.pre = [dict(w.pre) for w in worlds]
+        self.post = [set(w.post) for w in worlds]
+        self.arrived = sum(len(v) for v in worlds[0].pre.values())
+        self.send_errors = sum(w.send_errors for w in worlds)
+        self.overruns = sum(w.overruns for w in worlds)
 
 
 def probe_key(b):
@@ -276,10 +300,14 @@ class Run:
             select.select([w.log for w in self.worlds], [], [], 0.01)
 
     def settle(self):
-        """Until nfqd has answered everything and the logs are quiet."""
+        """Until nfqd has answered everything, both worlds have logged the
+        same probes before their hooks and the logs are quiet. (A probe's
+        log lines after the hook are written in the same pass as the one
+        before it, or in nfqd's verdict.)"""
         self.pump(backlog=0)
         last = time.monotonic()
-        while time.monotonic() - last < 0.15:
+        deadline = last + 10
+        while time.monotonic() < deadline:
             r, _, _ = select.select([w.log for w in self.worlds], [], [],
                                     0.05)
             if r and sum(w.drain() for w in self.worlds):
@@ -288,17 +316,34 @@ class Run:
             if q and q[2]:
                 self.pump(backlog=0)
                 last = time.monotonic()
+            elif time.monotonic() - last > 0.15 and \
+                    self.worlds[0].pre.keys() == self.worlds[1].pre.keys():
+                return
+
+    def stats_after(self, s0):
+        """nfqd's counters once they count every packet that reached its
+        hooks (a worker publishes them just after its verdicts)."""
+        arrived = sum(len(v) for v in self.worlds[0].pre.values())
+        deadline = time.monotonic() + 5
+        while True:
+            s1 = self.ctl.stats()
+            if s1['packets'] - s0['packets'] >= arrived or \
+                    time.monotonic() > deadline:
+                return s1
+            time.sleep(0.02)
 
     def round(self, r):
+        """One policy, one copy range, one set of probes, sent twice: with
+        incomplete-verdict drop, then accept."""
         rng = random.Random(self.seed * 1000003 + r)
         copy = rng.choice(COPY_RANGES)
-        iv = 'accept' if r % 3 == 2 else 'drop'
         pol = policygen.gen_policy(rng)
-        nfqd_text = policygen.render_nfqd(pol, NFQD_OPTIONS + [
+        opts = NFQD_OPTIONS + [
             'stats-file "%s"' % os.path.join(os.path.dirname(
                 self.ctl.conf), 'stats'),
-            'control-socket "%s"' % self.ctl.sock,
-            'copy-range %d' % copy, 'incomplete-verdict %s' % iv])
+            'control-socket "%s"' % self.ctl.sock, 'copy-range %d' % copy]
+        texts = {iv: policygen.render_nfqd(
+            pol, opts + ['incomplete-verdict %s' % iv]) for iv in IVS}
         nft_text = policygen.render_nft(pol)
         ctx = {'copy': copy}
         probes = []
@@ -306,129 +351,142 @@ class Run:
             hook = rng.choice(policygen.HOOKS)
             probes.append(packets.gen_probe(rng, pid, hook,
                                             rng.choice([4, 6]), ctx))
-        self.ctl.load(nfqd_text, copy)
         nft_load(self.j2, nft_text)
-        for w in self.worlds:
-            w.reset()
-        s0 = self.ctl.stats()
-        self.send_all(probes)
-        self.settle()
-        s1 = self.ctl.stats()
-        d = {k: s1[k] - s0[k] for k in s1}
-        return self.judge(r, copy, iv, probes, d, nfqd_text, nft_text)
+        runs = []
+        for iv in IVS:
+            self.ctl.load(texts[iv], copy)
+            for w in self.worlds:
+                w.reset()
+            s0 = self.ctl.stats()
+            self.send_all(probes)
+            self.settle()
+            s1 = self.stats_after(s0)
+            run = Outcome(iv, {k: s1[k] - s0[k] for k in s1}, self.worlds)
+            self.check_run(r, run)
+            runs.append(run)
+        self.judge(r, copy, probes, runs, texts['drop'], nft_text)
 
-    def judge(self, r, copy, iv, probes, d, nfqd_text, nft_text):
-        w1, w2 = self.worlds
+    def check_run(self, r, run):
+        """The run was a fair comparison."""
+        d = run.delta
+        if d.get('packets', 0) != run.arrived:
+            self.error('round %d (%s): nfqd received %d packets, %d reached '
+                       'its hooks' % (r, run.iv, d.get('packets', 0),
+                                      run.arrived))
+        for k in ('queue_dropped', 'user_dropped', 'enobufs', 'errors'):
+            if d.get(k):
+                self.error('round %d (%s): nfqd %s grew by %d' %
+                           (r, run.iv, k, d[k]))
+        if run.overruns:
+            self.error('round %d (%s): log messages lost (ENOBUFS)' %
+                       (r, run.iv))
+        if run.send_errors:
+            self.error('round %d (%s): %d probes could not be sent' %
+                       (r, run.iv, run.send_errors))
+
+    def judge(self, r, copy, probes, runs, nfqd_text, nft_text):
+        """Per probe: nfqd's fate with incomplete-verdict drop (fd) and
+        accept (fa), nft's (n). A probe nfqd judged whole has the same fate
+        both times, and it must be nft's. A probe nfqd could not judge is
+        dropped the first time and accepted the second: it must be one the
+        test thinks nfqd may be unable to judge, and there must be exactly
+        as many as the incomplete counter grew by, each time."""
         bad = []
-        reached = mism = cand_seen = 0
-        only_nfqd = []      # nfqd dropped, nft accepted (iv drop)
-        only_nft = []       # nfqd accepted, nft dropped (iv accept)
+        reached = flipped = cand_seen = 0
         per = collections.defaultdict(collections.Counter)
         for p in probes:
             k = (HOOK_NUM[p.hook], p.fam, p.pid)
             c = per[(p.hook, p.fam, p.kind)]
             c['sent'] += 1
-            seen1, seen2 = w1.pre.get(k), w2.pre.get(k)
-            want = (socket.inet_pton(socket.AF_INET if p.fam == 4 else
-                                     socket.AF_INET6, p.src),
-                    socket.inet_pton(socket.AF_INET if p.fam == 4 else
-                                     socket.AF_INET6, p.dst))
-            for seen in (seen1, seen2):
-                if seen and (len(seen) > 1 or addrs(seen[0]) != want):
-                    self.error('round %d: probe %d logged %d times or with '
-                               'other addresses' % (r, p.pid, len(seen)))
-            if bool(seen1) != bool(seen2):
-                self.error('round %d: probe %d reached the %s hook in one '
-                           'world only (%s)' % (r, p.pid, p.hook,
-                                                summary(p.frames[0])))
-            if not (seen1 and seen2):
+            seen = [run.pre[i].get(k) for run in runs for i in (0, 1)]
+            if any(seen) and not all(seen):
+                self.error('round %d: probe %d reached the %s hook in some '
+                           'runs only (%s)' % (r, p.pid, p.hook,
+                                               summary(p.frames[0])))
+            if not all(seen):
                 if self.verbose:
                     print('# not at the %s hook: %s: %s' % (
                         p.hook, p.kind, summary(p.frames[0])))
                     print('#   hex: %s' % hexdump(p.frames[0], 200))
                 continue
-            b = seen2[0]
-            if seen1[0] != b:
-                self.error('round %d: probe %d differs between the worlds '
-                           'at the hook' % (r, p.pid))
+            self.check_seen(r, p, seen)
+            b = seen[1][0]
             reached += 1
             c['reached'] += 1
             cand = packets.maybe_incomplete(b, copy)
             cand_seen += cand
             c['maybe_incomplete'] += cand
-            f1, f2 = k in w1.post, k in w2.post
-            if f1 == f2:
-                c['agree'] += 1
-                continue
-            mism += 1
-            c['nfqd_' + ('accept' if f1 else 'drop')] += 1
+            fd, fa = (k in run.post[0] for run in runs)
+            n, n2 = (k in run.post[1] for run in runs)
+            if n != n2:
+                self.error('round %d: nft gave probe %d two fates' %
+                           (r, p.pid))
             what = None
-            if f1 and not f2:
-                if iv == 'drop' or not cand:
-                    what = 'nfqd accepted a packet nft drops'
-                else:
-                    only_nft.append(p)
+            if fd and not fa:
+                what = 'nfqd accepted it with incomplete-verdict drop ' \
+                    'and dropped it with accept'
+            elif fa and not fd:
+                flipped += 1
+                c['incomplete'] += 1
+                if not cand:
+                    what = 'nfqd gave it incomplete-verdict, but could ' \
+                        'judge it'
+            elif fd != n:
+                what = 'nfqd %s a packet nft %s' % (
+                    ('accepted', 'drops') if fd else ('dropped', 'accepts'))
             else:
-                if iv == 'accept' or not cand:
-                    what = 'nfqd dropped a packet nft accepts'
-                else:
-                    only_nfqd.append(p)
+                c['agree'] += 1
             if what:
-                bad.append((what, p, b, f1, f2))
-        explained = only_nfqd if iv == 'drop' else only_nft
-        inc = d.get('incomplete', 0)
+                c['violations'] += 1
+                bad.append((what, p, b, fd, fa, n, cand))
         notes = []
-        if len(explained) > inc:
-            notes.append('%d disagreements put down to incomplete-verdict, '
-                         'but the incomplete counter grew by %d' %
-                         (len(explained), inc))
-        if inc > cand_seen:
-            notes.append('the incomplete counter grew by %d, but only %d '
-                         'probes could not be judged' % (inc, cand_seen))
-        pre1 = sum(len(v) for v in w1.pre.values())
-        if d.get('packets', 0) != pre1:
-            self.error('round %d: nfqd received %d packets, %d reached its '
-                       'hooks' % (r, d.get('packets', 0), pre1))
-        for k in ('queue_dropped', 'user_dropped', 'enobufs', 'errors'):
-            if d.get(k):
-                self.error('round %d: nfqd %s grew by %d: the round is not '
-                           'a fair comparison' % (r, k, d[k]))
-        for w in self.worlds:
-            if w.send_errors:
-                self.error('round %d: %d probes could not be sent' %
-                           (r, w.send_errors))
-        print('# round %d: copy-range %d, incomplete-verdict %s: %d probes, '
-              '%d reached their hook in both worlds, %d disagreements '
-              '(%d within incomplete-verdict), incomplete +%d of %d '
-              'candidates, %d violations' %
-              (r, copy, iv, len(probes), reached, mism, len(explained), inc,
-               cand_seen, len(bad) + len(notes)), flush=True)
-        for what, p, b, f1, f2 in bad:
+        for run in runs:
+            inc = run.delta.get('incomplete', 0)
+            if inc != flipped:
+                notes.append('with incomplete-verdict %s the incomplete '
+                             'counter grew by %d, but %d probes got '
+                             'incomplete-verdict' % (run.iv, inc, flipped))
+        print('# round %d: copy-range %d, %d probes, %d reached their hook, '
+              '%d judged incomplete of %d that may be, %d violations' %
+              (r, copy, len(probes), reached, flipped, cand_seen,
+               len(bad) + len(notes)), flush=True)
+        for what, p, b, fd, fa, n, cand in bad:
+            fate = ('dropped', 'accepted')
             print('VIOLATION seed=%d round=%d probe=%d hook=%s ipv%d '
-                  'kind=%s copy-range=%d incomplete-verdict=%s: %s '
-                  '(nfqd %s, nft %s; could %sbe incomplete)' %
-                  (self.seed, r, p.pid, p.hook, p.fam, p.kind, copy, iv,
-                   what, 'accepted' if f1 else 'dropped',
-                   'accepted' if f2 else 'dropped',
-                   '' if packets.maybe_incomplete(b, copy) else 'not '))
+                  'kind=%s copy-range=%d: %s (nfqd %s with '
+                  'incomplete-verdict drop, %s with accept; nft %s; '
+                  'could %sbe incomplete)' %
+                  (self.seed, r, p.pid, p.hook, p.fam, p.kind, copy, what,
+                   fate[fd], fate[fa], fate[n], '' if cand else 'not '))
             print('  via %s: %s' % (p.dev, summary(b)))
             print('  hex: %s' % hexdump(b))
         for n in notes:
-            print('VIOLATION seed=%d round=%d copy-range=%d '
-                  'incomplete-verdict=%s: %s' % (self.seed, r, copy, iv, n))
+            print('VIOLATION seed=%d round=%d copy-range=%d: %s' %
+                  (self.seed, r, copy, n))
         if bad or notes:
-            print('--- round %d policy, nfqd.conf:\n%s--- nft:\n%s---' %
+            print('--- round %d policy, nfqd.conf (incomplete-verdict drop, '
+                  'then accept):\n%s--- nft:\n%s---' %
                   (r, nfqd_text, nft_text))
         self.violations += len(bad) + len(notes)
         for key, c in per.items():
             self.table[key].update(c)
         if self.verbose:
             self.print_table(per)
-        return not bad and not notes
+
+    def check_seen(self, r, p, seen):
+        """Each world saw the probe once per run, the same bytes, with the
+        probe's addresses."""
+        fam = socket.AF_INET if p.fam == 4 else socket.AF_INET6
+        want = (socket.inet_pton(fam, p.src), socket.inet_pton(fam, p.dst))
+        for s in seen:
+            if len(s) > 1 or addrs(s[0]) != want or s[0] != seen[1][0]:
+                self.error('round %d: probe %d logged %d times, or not as '
+                           'sent' % (r, p.pid, len(s)))
+                return
 
     def print_table(self, table):
-        cols = ['sent', 'reached', 'agree', 'nfqd_drop', 'nfqd_accept',
-                'maybe_incomplete']
+        cols = ['sent', 'reached', 'agree', 'incomplete',
+                'maybe_incomplete', 'violations']
         print('# %-8s %-4s %-9s %s' % ('hook', 'fam', 'kind',
                                        ' '.join('%9s' % c[:9] for c in
                                                 cols)))
@@ -443,9 +501,10 @@ class Run:
         rounds = [int(self.only)] if self.only else range(1, self.rounds + 1)
         for r in rounds:
             self.round(r)
-        print('# totals over %d rounds (%.0f s): nfqd_drop / nfqd_accept '
-              'count disagreements, reached = reached the hook in both '
-              'worlds' % (len(rounds), time.monotonic() - t0))
+        print('# totals over %d rounds (%.0f s); reached: in both worlds '
+              'and runs; incomplete: given incomplete-verdict; maybe_inc: '
+              'the test thinks nfqd may be unable to judge it' %
+              (len(rounds), time.monotonic() - t0))
         self.print_table(self.table)
         if self.violations or self.errors:
             print('# FAILED: %d violations, %d errors; replay with '

@@ -53,9 +53,11 @@ TTLS = [64, 64, 64, 33, 34, 35]   # 33-35 get marks (see the premark table)
 
 # Shares of each kind of probe (by family); see the builders below.
 KINDS4 = {'plain': 20, 'ip4opt': 14, 'tcpopt': 10, 'short': 14, 'frag': 14,
-          'icmperr': 8, 'copyedge': 14}
+          'icmperr': 8, 'copyedge': 14, 'refused': 3}
 KINDS6 = {'plain': 12, 'ext6': 18, 'longext6': 7, 'tcpopt': 6, 'short': 10,
-          'frag': 14, 'icmperr': 7, 'bad6': 10, 'copyedge': 12, 'plenlie': 4}
+          'frag': 14, 'icmperr': 7, 'bad6': 10, 'copyedge': 12, 'plenlie': 4,
+          'refused': 2}
+OUTPUT_ONLY, NOT_OUTPUT = {'plenlie'}, {('refused', 6)}
 
 
 class Probe:
@@ -470,15 +472,41 @@ def k_plenlie(rng, p, ctx):
         [0, len(body) // 2, max(0, len(body) - 8), len(body) + 64]))]
 
 
+def k_refused(rng, p, ctx):
+    """Headers the kernel refuses before any hook on the receive path
+    (ip_rcv, ipv6_rcv), and fixes on the output path: there a raw socket's
+    IPv4 total length and checksum are rewritten (and a header length
+    below 5 words is refused with EINVAL, so not sent)."""
+    num, b = l4_any(rng, p.fam, plen=rng.choice([0, 20]))
+    if p.fam == 6:      # a payload length longer than the packet
+        p.frames = [ip6(p, num, b, plen=len(b) + rng.choice([1, 8, 100]))]
+        return
+    f = bytearray(ip4(p, num, b))
+    r = rng.choice(['csum', 'ihl', 'long', 'short'] if p.hook != 'output'
+                   else ['csum', 'long'])
+    if r == 'ihl':
+        f[0] = 0x40 | rng.randint(0, 4)
+    elif r == 'long':
+        struct.pack_into('!H', f, 2, len(f) + rng.choice([1, 40]))
+    elif r == 'short':
+        struct.pack_into('!H', f, 2, rng.randint(0, 19))
+    struct.pack_into('!H', f, 10, 0)
+    struct.pack_into('!H', f, 10, checksum(bytes(f[:20])) ^
+                     (0x5a5a if r == 'csum' else 0))
+    p.frames = [bytes(f)]
+
+
 BUILDERS = {'plain': k_plain, 'ip4opt': k_ip4opt, 'tcpopt': k_tcpopt,
             'short': k_short, 'frag': k_frag, 'icmperr': k_icmperr,
             'ext6': k_ext6, 'longext6': k_longext6, 'bad6': k_bad6,
-            'copyedge': k_copyedge, 'plenlie': k_plenlie}
+            'copyedge': k_copyedge, 'plenlie': k_plenlie,
+            'refused': k_refused}
 
 
 def gen_probe(rng, pid, hook, fam, ctx):
     kinds = KINDS4 if fam == 4 else KINDS6
-    names = [k for k in kinds if k != 'plenlie' or hook == 'output']
+    names = [k for k in kinds if (k not in OUTPUT_ONLY or hook == 'output')
+             and ((k, fam) not in NOT_OUTPUT or hook != 'output')]
     kind = rng.choices(names, [kinds[k] for k in names])[0]
     p = Probe(pid, hook, fam, kind)
     v6 = fam == 6
@@ -494,11 +522,16 @@ def gen_probe(rng, pid, hook, fam, ctx):
     return p
 
 
-# What the test expects nfqd may be unable to judge. Deliberately wider
-# than nfqd's rule (any chain longer than LONG_CHAIN counts, whatever
-# nfqd's walk limit): it bounds the incomplete counter from above and says
-# which disagreements incomplete-verdict may explain.
-L4NEED = {6: 20, 17: 8, 132: 12, 1: 8, 58: 8}
+# Which probes nfqd may be unable to judge with a copy of COPY bytes, by
+# nft's reading of the packet: a field the policy language has (ports,
+# TCP flags, ICMP type; for IPv6 also the walk to the transport header) in
+# the packet but past the copy; an IPv6 extension header chain that runs
+# off the packet, or whose payload length claims more than the packet has
+# (malformed); a chain longer than LONG_CHAIN headers. Deliberately wider
+# than nfqd's rule in one respect, the walk limit (nfqd's may be anything
+# above LONG_CHAIN), and in another: it does not ask whether a rule needs
+# the field. Every probe nfqd gives incomplete-verdict must be one of these.
+L4NEED = {6: 14, 17: 4, 1: 1, 58: 1}     # bytes up to the last such field
 LONG_CHAIN = 8
 
 
@@ -511,28 +544,30 @@ def maybe_incomplete(b, copy):
         if ihl < 20 or struct.unpack_from('!H', b, 2)[0] != L:
             return True     # malformed: the kernel lets none reach a hook
         if struct.unpack_from('!H', b, 6)[0] & 0x1fff:
-            return ihl > copy and L > copy
+            return False    # a later fragment has no transport header
         return min(ihl + L4NEED.get(b[9], 0), L) > copy
     if L < 40:
         return False
     plen = struct.unpack_from('!H', b, 4)[0]
     if plen and 40 + plen > L:
         return True         # malformed: claims more than the packet has
+    # As ipv6_find_hdr(): 4 bytes of a routing or fragment header are
+    # read, 2 of the others; AH (with IP6_FH_F_AUTH) and "no next header"
+    # end the walk like a transport protocol.
     off, nh, n = 40, b[6], 0
-    while nh in EXT and nh != AH_:
+    while nh in (HOP, ROUTING, DSTOPTS, FRAGMENT):
         n += 1
-        if n > LONG_CHAIN or off + 8 > L or off + 8 > copy:
+        need = 4 if nh in (ROUTING, FRAGMENT) else 2
+        if n > LONG_CHAIN or off + need > min(L, copy):
             return True
         if nh == FRAGMENT:
             if struct.unpack_from('!H', b, off + 2)[0] & 0xfff8:
-                return b[off] in EXT
+                return False    # a later fragment: no transport header
             nh, off = b[off], off + 8
-            continue
-        nh, off = b[off], off + (b[off + 1] + 1) * 8
-    if off > L or (nh == AH_ and off + 2 > L):
-        return True
+        else:
+            nh, off = b[off], off + (b[off + 1] + 1) * 8
+        if off > L:
+            return True         # malformed: the chain runs off the packet
     if nh == AH_:
-        return off + 2 > copy
-    if nh == NONE:
-        return False
+        return off + 2 > min(L, copy)
     return min(off + L4NEED.get(nh, 0), L) > copy

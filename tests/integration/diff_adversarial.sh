@@ -8,31 +8,52 @@
 #   P (peer) va/va2 <-> vb/vb2 J (judged host, a router) vc/vc2 <-> vd/vd2 Q
 #
 # Every round (tests/diff/adversarial.py) loads a random policy into both
-# (tests/diff/policygen.py), gives nfqd a random copy-range (40 ... 256)
-# and incomplete-verdict (every third round accept, else drop), and sends
-# plain and hostile probes (tests/diff/packets.py: IPv6 extension header
-# chains of every kind and length up to hundreds of headers, fragments,
-# IPv4 and TCP options, truncated packets, ICMP errors, transport headers
-# across the copy boundary) through J's input, forward and output hooks,
-# IPv4 and IPv6. An NFLOG chain before the judging hook (priority -100)
-# says a probe reached it, one after it (priority 100) that it was
-# accepted. For every probe that reached its hook in both worlds:
-#   - incomplete-verdict drop: nfqd never accepts what nft drops; it drops
-#     what nft accepts only for a packet it may be unable to judge, and no
-#     more such packets than its "incomplete" counter grew by;
-#   - incomplete-verdict accept: the same with accept and drop swapped;
-#   - the counter grows by no more than the number of probes the test
-#     thinks nfqd may be unable to judge.
+# (tests/diff/policygen.py), gives nfqd a random copy-range (40 ... 256),
+# and sends plain and hostile probes (tests/diff/packets.py: IPv6
+# extension header chains of every kind and length up to hundreds of
+# headers, fragments, IPv4 and TCP options, truncated packets, ICMP errors,
+# transport headers across the copy boundary) through J's input, forward
+# and output hooks, IPv4 and IPv6: once with nfqd's incomplete-verdict
+# drop, once with accept. An NFLOG chain before the judging hook (priority
+# -100) says a probe reached it, one after it (priority 100) that it was
+# accepted. For every probe that reached its hook:
+#   - a probe nfqd judged (the same fate with either incomplete-verdict)
+#     has nft's fate: with drop, nfqd never accepts what nft drops and
+#     drops what nft accepts only as incomplete; with accept, the reverse;
+#   - a probe whose fate follows incomplete-verdict is one the test thinks
+#     nfqd may be unable to judge (its headers run past the copy, or its
+#     extension header chain is long or malformed: packets.maybe_incomplete);
+#   - the "incomplete" counter grows, in each run, by exactly the number of
+#     probes whose fate followed incomplete-verdict.
 # Every violation is printed with the seed, the policy, the packet (hex
-# and scapy's summary) and both fates.
+# and scapy's summary) and the fates, and fails the test.
+#
+# nft is the oracle with one correction: for 1-, 2- and 4-byte loads this
+# kernel's nft takes a later fragment's data (IPv4) or its IPv6 header as
+# the transport header, where its general path, and nfqd, see none. The
+# reference rules carry a guard that restores that meaning (see
+# nft_guards() in tests/diff/policygen.py).
+#
+# What reaches a hook (the table at the end counts it per kind, and
+# DIFF_VERBOSE lists what did not): on input and forward, IPv4 with a bad
+# checksum, header length or total length never does (ip_rcv), nor with
+# malformed or repeated options (ip_rcv_options); only whole, reassembled
+# fragment sets reach input, while forward sees each fragment; IPv6 with a
+# payload length past the packet's end does not (ipv6_rcv), nor with a
+# first hop-by-hop header cut short or invalid (ipv6_parse_hopopts);
+# everything else, IPv6 fragments too, arrives as sent. On output, raw
+# sockets send anything but an IPv4 header shorter than 20 bytes, and the
+# kernel sets an IPv4 header's total length and checksum.
 #
 # Knobs (environment):
 #   DIFF_SEED=N       replay a run (the seed is printed first)
-#   DIFF_PACKETS=N    probes in all (default 4000); DIFF_ROUNDS=N rounds
-#                     (policies) to spread them over (default 10), e.g.
-#                     DIFF_PACKETS=100000 DIFF_ROUNDS=100 for a long run
+#   DIFF_PACKETS=N    probes in all (default 4000; each goes to both
+#                     worlds twice)
+#   DIFF_ROUNDS=N     rounds (policies) to spread them over (default 10);
+#                     a long run: DIFF_PACKETS=100000 DIFF_ROUNDS=100
 #   DIFF_ROUND=N      run only round N of the seed
-#   DIFF_VERBOSE=1    a table of probe kinds and fates after every round
+#   DIFF_VERBOSE=1    a table of probe kinds and fates after every round,
+#                     and every probe that reached no hook
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib.sh"
 
 NS_P1="nfqd-$$-p1"
