@@ -6,8 +6,8 @@ set -eu
 PKGS="build-essential autoconf automake libtool pkg-config flex bison
 libmnl-dev libnetfilter-queue-dev liburcu-dev libev-dev libjansson-dev
 libsystemd-dev libcap-ng-dev libcmocka-dev
-iproute2 iptables nftables iputils-ping socat python3 python3-scapy
-util-linux procps strace
+iproute2 iptables nftables iputils-ping socat python3 python3-scapy util-linux
+procps strace
 clang libclang-rt-dev"
 
 missing=""
