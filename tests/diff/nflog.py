@@ -1,6 +1,6 @@
 # tests/diff/nflog.py - a minimal NFLOG reader (nfnetlink_log) for the
 # adversarial differential test: binds log groups in the namespace it is
-# created in and yields (group, hook, packet bytes) for every logged packet.
+# created in and reads (group, hook, packet bytes) for every logged packet.
 import errno
 import socket
 import struct

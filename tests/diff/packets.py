@@ -22,7 +22,6 @@ from scapy.utils import checksum
 conf.verb = 0
 
 TOS = 0x2c              # DSCP 0x0b, ECN 0
-EXT = (0, 43, 44, 51, 60)
 HOP, ROUTING, FRAGMENT, AH_, NONE, DSTOPTS = 0, 43, 44, 51, 59, 60
 
 # Address plan (see diff_adversarial.sh): P is the peer on va/va2, J the
@@ -61,6 +60,9 @@ OUTPUT_ONLY, NOT_OUTPUT = {'plenlie'}, {('refused', 6)}
 
 
 class Probe:
+    """One probe: its id, the hook it is for, the device it leaves by
+    (va/va2 from the peer, vb/vb2 from the judged host) and its frames."""
+
     def __init__(self, pid, hook, fam, kind):
         self.pid = pid
         self.hook = hook
@@ -69,9 +71,7 @@ class Probe:
         self.dev = None
         self.frames = []
         self.src = self.dst = None
-
-    def key(self):
-        return (self.fam, self.pid)
+        self.ttl = 64
 
 
 def pick_addr(rng, pool, v6):
