@@ -152,6 +152,10 @@ void log_ring_attach(struct log_ring *r)
 /* Producer: copy one line in, or count it dropped. */
 static void ring_put(struct log_ring *r, enum log_level level,
 		     const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+static void ring_put(struct log_ring *r, enum log_level level,
+		     const char *fmt, va_list ap)
 {
 	unsigned head = r->head;
 	unsigned tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
