@@ -10,7 +10,8 @@ iproute2 iptables nftables iputils-ping socat python3 python3-scapy util-linux
 procps strace
 systemd
 tmux prometheus bash-completion
-clang libclang-rt-dev"
+clang libclang-rt-dev
+debootstrap debian-archive-keyring systemd-container xz-utils"
 
 missing=""
 for p in $PKGS; do
