@@ -1,13 +1,15 @@
 #!/bin/sh
-# Install what nfqd needs to build, run its tests and its demo on Debian
-# (bookworm or later), as root. Installs only what is missing.
+# Install what nfqd needs to build, run its tests, its demo and its benchmark
+# (make bench) on Debian (bookworm or later), as root. Installs only what is
+# missing.
 set -eu
 
 PKGS="build-essential autoconf automake libtool pkg-config flex bison
 libmnl-dev libnetfilter-queue-dev liburcu-dev libev-dev libjansson-dev
 libsystemd-dev libcap-ng-dev libcmocka-dev
 iproute2 iptables nftables iputils-ping socat python3 util-linux procps strace
-clang libclang-rt-dev"
+clang libclang-rt-dev
+iperf3 gnuplot-nox linux-perf"
 
 missing=""
 for p in $PKGS; do
