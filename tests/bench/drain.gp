@@ -8,6 +8,7 @@ set title "Drain throughput per consumer (median of runs; whiskers: min-max)" no
 set ylabel "packets/s"
 set format y "%.0s%c"
 set yrange [0:*]
+set offsets 0, 0, graph 0.08, 0
 set grid ytics
 set style fill solid 0.85 border -1
 set boxwidth 0.7
@@ -16,6 +17,8 @@ set bmargin 8
 set key top right
 color(k) = k eq "ref" ? 0xaaaaaa : k eq "floor" ? 0x4477aa : 0xee7733
 f = dir."/drain.csv"
+stats f using 6 nooutput
+set xrange [-0.6:STATS_records - 0.4]
 plot f using 0:6:(color(strcol(3))):xtic(1) with boxes lc rgb variable notitle, \
      f using 0:6:7:8 with yerrorbars lc rgb "black" pt -1 notitle, \
      f using 0:8:(sprintf("%.0fk", $6 / 1000)) with labels offset 0,0.8 notitle, \

@@ -1,7 +1,7 @@
 # tests/bench/latency.gp - probe latency percentiles vs offered load, one
 # line per consumer, one panel per percentile (latency.csv). gnuplot -e
 # "dir='DIR'".
-set terminal svg size 1300,480 dynamic font "sans,12" background rgb "white"
+set terminal svg size 1300,520 dynamic font "sans,12" background rgb "white"
 set output dir."/latency.svg"
 set datafile separator ","
 set datafile columnheaders
@@ -9,9 +9,10 @@ set multiplot layout 1,3 title "Latency through the queue vs offered load (10/50
 set xlabel "offered packets/s"
 set ylabel "µs"
 set logscale y
+set format y "%g"
 set format x "%.0s%c"
 set grid xtics ytics
-set key top left
+set key below horizontal
 f = dir."/latency.csv"
 sel(c, v) = strcol(1) eq c ? v : NaN
 pt(c) = strcol(6) eq "yes" ? 6 : 7

@@ -8,6 +8,7 @@ set title "nfqd drain throughput vs rules (N that miss, then the matching one)" 
 set xlabel "rules in the policy"
 set ylabel "packets/s"
 set logscale x
+set xrange [0.7:15000]
 set format y "%.0s%c"
 set yrange [0:*]
 set grid xtics ytics
