@@ -23,8 +23,9 @@
  * achieved.
  *
  * -L adds latency probes on top of the COUNT datagrams: PROBE_PPS per
- * second (default 1000; probes missed during a stall are skipped, not sent
- * back to back) to PROBE_PORT, each the first datagram of its sendmmsg, carrying "nfqP", a 32-bit sequence number and the send time
+ * second (default 1000; a late probe is sent at the next send, but after a
+ * stall of more than 10 probe slots the older ones are skipped rather than
+ * sent back to back) to PROBE_PORT, each the first datagram of its sendmmsg, carrying "nfqP", a 32-bit sequence number and the send time
  * (CLOCK_MONOTONIC ns, read just before the send; every network namespace
  * shares that clock), all in host byte order. SIZE must be at least 16.
  *
@@ -58,6 +59,7 @@
 #define GEN_BURST_NS	1000000ULL	/* default burst: this much traffic, */
 #define GEN_PROBE_BURST_NS 50000ULL	/* or this much with probes */
 #define GEN_PROBE_MIN	16		/* magic, sequence, send time */
+#define GEN_PROBE_CATCHUP 10		/* most probe slots sent late */
 
 struct gen_src {
 	int fd;
@@ -590,12 +592,15 @@ int main(int argc, char **argv)
 			break;
 		}
 		if (with_probe) {
-			/* After a stall, do not send the missed probes
-			 * back to back: the next is the one due now. */
+			/* Late probes catch up one per send, but after a
+			 * long stall the missed ones are skipped rather
+			 * than sent in a burst. */
 			uint64_t k = slot_at(start, now_ns(), opt.probe_pps);
 
 			probes_sent++;
-			probes = k > probes + 1 ? k : probes + 1;
+			probes++;
+			if (k > probes + GEN_PROBE_CATCHUP)
+				probes = k - GEN_PROBE_CATCHUP;
 		}
 		total_sent += (uint64_t)r;
 		cur = (cur + 1) % nsock;

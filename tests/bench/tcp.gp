@@ -13,7 +13,7 @@ set style fill solid 0.85 border -1
 set boxwidth 0.7
 set xtics rotate by -30 left noenhanced nomirror
 set bmargin 7
-set key top right
+set key below horizontal
 color(g) = g eq "yes" ? 0xee7733 : g eq "no" ? 0x4477aa : 0x777777
 name(c, g) = g eq "-" ? c : c.", gso ".g
 f = dir."/tcp.csv"
