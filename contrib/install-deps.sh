@@ -1,6 +1,7 @@
 #!/bin/sh
-# Install what nfqd needs to build, run its tests and its demo on Debian
-# (bookworm or later), as root. Installs only what is missing.
+# Install what nfqd needs to build, run its tests, its demo and its benchmark
+# (make bench) on Debian (bookworm or later), as root. Installs only what is
+# missing.
 set -eu
 
 PKGS="build-essential autoconf automake libtool pkg-config flex bison
@@ -11,7 +12,8 @@ procps strace
 systemd
 tmux prometheus bash-completion
 clang libclang-rt-dev
-debootstrap debian-archive-keyring systemd-container xz-utils"
+debootstrap debian-archive-keyring systemd-container xz-utils
+iperf3 gnuplot-nox linux-perf"
 
 missing=""
 for p in $PKGS; do
