@@ -43,25 +43,34 @@ static int set_u64(json_t *o, const char *key, uint64_t v)
 static int cmd_status(struct nfqd *d, json_t **out)
 {
 	struct registry *r;
-	json_t *o, *queues;
+	json_t *o, *queues, *adopted;
 	double up = ev_now(d->loop) - d->start_time;
 
 	queues = json_array();
-	if (!queues)
+	adopted = json_array();
+	if (!queues || !adopted) {
+		json_decref(queues);
+		json_decref(adopted);
 		return -ENOMEM;
+	}
 	rcu_read_lock();
 	r = registry_get();
-	for (unsigned i = 0; r && i < r->n; i++)
+	for (unsigned i = 0; r && i < r->n; i++) {
 		json_array_append_new(queues, json_integer(queue_num(r->q[i])));
+		if (queue_adopted(r->q[i]))
+			json_array_append_new(adopted,
+					      json_integer(queue_num(r->q[i])));
+	}
 	rcu_read_unlock();
-	o = json_pack("{s:s, s:I, s:I, s:s, s:b, s:I, s:o}",
+	o = json_pack("{s:s, s:I, s:I, s:s, s:b, s:I, s:o, s:o}",
 		      "version", PACKAGE_VERSION,
 		      "pid", (json_int_t)d->pid,
 		      "uptime", (json_int_t)(up > 0 ? up : 0),
 		      "config", d->config_path ? d->config_path : "",
 		      "builtin_config", d->builtin_config,
 		      "generation", (json_int_t)d->generation,
-		      "queues", queues);
+		      "queues", queues,
+		      "adopted", adopted);
 	if (!o)
 		return -ENOMEM;
 	*out = o;
