@@ -462,11 +462,29 @@ static bool dir_exists(const char *path)
 	return access(dir, F_OK) == 0;
 }
 
+/* Is DIR one of the directories systemd made for this service
+ * (RuntimeDirectory=, passed as RUNTIME_DIRECTORY, colon-separated)? */
+static bool is_runtime_dir(const char *dir)
+{
+	const char *s = getenv("RUNTIME_DIRECTORY");
+	size_t len = strlen(dir);
+
+	while (s && *s) {
+		size_t n = strcspn(s, ":");
+
+		if (n == len && strncmp(s, dir, n) == 0)
+			return true;
+		s += n + (s[n] == ':');
+	}
+	return false;
+}
+
 /*
  * Run as opts.user with only CAP_NET_ADMIN (workers send verdicts and a
  * reload may bind queues: nfnetlink checks the capability on every
- * message). The stats directory nfqd created is handed to that user; one
- * that existed must already be writable by it.
+ * message). The stats directory nfqd created, or systemd's
+ * RuntimeDirectory= for it, is handed to that user; another one that
+ * existed must already be writable by it.
  */
 static int drop_privileges(const struct conf_options *o, bool created_dir)
 {
@@ -482,7 +500,8 @@ static int drop_privileges(const struct conf_options *o, bool created_dir)
 		return -ENOENT;
 	}
 	dir_of(o->stats_file, dir, sizeof(dir));
-	if (created_dir && chown(dir, pw->pw_uid, pw->pw_gid) < 0)
+	if ((created_dir || is_runtime_dir(dir)) &&
+	    chown(dir, pw->pw_uid, pw->pw_gid) < 0)
 		log_warn("stats: chown %s to %s failed (%s)", dir, o->user,
 			 strerror(errno));
 	capng_clear(CAPNG_SELECT_BOTH);
