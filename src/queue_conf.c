@@ -10,6 +10,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libmnl/libmnl.h>
 #include <libnetfilter_queue/libnetfilter_queue.h>
 #include <linux/netfilter.h>
@@ -217,21 +218,12 @@ static uint32_t orphans_upto(const struct queue *q, uint32_t last)
 		0 : q->orphan_total - (uint32_t)unread;
 }
 
+/* Orphans count in their own column only: packets, accepted, dropped
+ * and other are about the packets this process received. */
 static void orphans_counted(struct queue *q, uint32_t n)
 {
 	q->orphans_pending = false;
 	q->delta.orphans += n;
-	switch (q->orphan_verdict) {
-	case NF_ACCEPT:
-		q->delta.accepted += n;
-		break;
-	case NF_DROP:
-		q->delta.dropped += n;
-		break;
-	default:
-		q->delta.other += n;
-		break;
-	}
 	if (n)
 		log_info("queue %u: %u packets of the previous process given orphan-verdict",
 			 q->num, n);
@@ -313,6 +305,9 @@ int queue_adopt(struct queue **out, int fd, uint16_t num, int cpu,
 	}
 	q->fd = fd;
 	q->adopted = true;
+	/* Whoever made it, the worker's loop needs it non-blocking. */
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+		return -errno;
 	rc = setup_socket(q, o->rcvbuf);
 	if (rc < 0)
 		return rc;
