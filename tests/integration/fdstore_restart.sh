@@ -4,7 +4,8 @@
 # and passes them to the next nfqd (LISTEN_FDS), as systemd does. A flood
 # through queues 0-1 without --queue-bypass across two SIGKILLs and a
 # SIGTERM: every packet sent arrives, every one marked by the policy, and
-# the new processes list the queues as adopted.
+# the new processes list the queues as adopted. A queue that leaves the
+# config (by reload, or at start) leaves the store and is unbound.
 . "$(dirname "$0")/../lib.sh"
 
 ns_setup
@@ -80,6 +81,40 @@ echo "$status" | tr -d " \n" | grep -q '"adopted":\[0,1\]' \
 	|| fail "status text has no 'adopted: 0 1' line"
 [ "$got" = "$total" ] || fail "lost $((total - got)) of $total packets"
 [ "$m" = "$total" ] || fail "$((total - m)) packets delivered unmarked"
+
+# A reload that removes queue 1 takes its socket out of the store (and
+# unbinds it); one that adds it back stores it again.
+write_conf() {
+	(flood_options "$1"; echo 'hook input { udp dport 9 mark set 0x10 accept; }') \
+		>"$conf.new" && mv "$conf.new" "$conf"
+}
+reload() {
+	"$NFQD_CTL" -s "$TMP/nfqd.sock" reload >/dev/null || fail "reload failed"
+}
+write_conf 1
+reload
+grep -q "FDSTOREREMOVE=1|FDNAME=nfq-1" "$TMP/fs/notify.log" \
+	|| fail "no FDSTOREREMOVE for queue 1 on reload"
+[ -z "$(kqueue_line "$NS_B" 1)" ] || fail "queue 1 still bound after its removal"
+write_conf 2
+reload
+wait_bound "$NS_B" 0 1
+[ "$(grep -c "FDSTORE=1|.*FDNAME=nfq-1" "$TMP/fs/notify.log")" = 2 ] \
+	|| fail "queue 1 not stored again after the reload that added it"
+# A start with a config that no longer has queue 1: its stored socket is
+# closed and removed from the store, which unbinds it.
+write_conf 1
+old=$(main_pid)
+kill -KILL "$old"
+for i in $(seq 1 200); do
+	[ "$(main_pid)" != "$old" ] && break
+	sleep 0.05
+done
+wait_ready "$(main_pid)"
+[ "$(grep -c "FDSTOREREMOVE=1|FDNAME=nfq-1" "$TMP/fs/notify.log")" = 2 ] \
+	|| fail "stored socket of queue 1 not removed at start"
+[ -z "$(kqueue_line "$NS_B" 1)" ] || fail "queue 1 still bound after a start without it"
+[ -n "$(kqueue_line "$NS_B" 0)" ] || fail "queue 0 not bound"
 kill -TERM $mgr
 wait $mgr
-log "ok: $total sent, $total delivered and marked across SIGKILL, SIGTERM, SIGKILL"
+log "ok: $total sent, $total delivered and marked across SIGKILL, SIGTERM, SIGKILL; a queue leaves the store with the config"
