@@ -11,6 +11,7 @@
 #include "log.h"
 #include "pkt.h"
 #include "policy.h"
+#include "policy_field.h"
 #include "policy_int.h"
 #include "verdict.h"
 
@@ -43,82 +44,6 @@ static bool limiter_take(struct limiter *l)
 }
 
 /*
- * Interface name of IFINDEX: "" when the packet has no such device (as
- * nft: then "iifname != x" holds). Only the cache is asked: the packet
- * path makes no system call. Unknown to the cache (just created, or the
- * cache not started): INCOMPLETE.
- */
-static enum pkt_state dev_name(uint32_t ifindex, bool present,
-			       char name[IF_NAMESIZE])
-{
-	name[0] = '\0';
-	if (!present || !ifindex)
-		return PKT_PRESENT;
-	return ifcache_name(ifindex, name) ? PKT_PRESENT : PKT_INCOMPLETE;
-}
-
-static uint32_t get32(const uint8_t *b)
-{
-	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
-	       (uint32_t)b[2] << 8 | b[3];
-}
-
-/* An address field: the packet's family decides which there are. */
-static enum pkt_state addr_state(const struct pkt *pkt, uint8_t family)
-{
-	if (pkt->l3_family != family)
-		return PKT_ABSENT;
-	return (enum pkt_state)pkt->l3;
-}
-
-/*
- * A transport field of protocol PROTO in bytes [0, END) of the transport
- * header. As nft: another protocol, or no transport header, is ABSENT.
- */
-static enum pkt_state th_state(const struct pkt *pkt, uint8_t family,
-			       uint8_t proto, uint32_t end)
-{
-	if (family && pkt->l3_family != family)
-		return PKT_ABSENT;
-	if (pkt->l4 == PKT_PRESENT && pkt->l4proto != proto)
-		return PKT_ABSENT;
-	return pkt_th_state(pkt, end);
-}
-
-/* Does the transport field of M hold, its state in *ST. */
-static bool match_th(const struct cmatch *m, const struct pkt *pkt,
-		     enum pkt_state *st)
-{
-	switch (m->field) {
-	case MATCH_TCP_SPORT:
-		*st = th_state(pkt, 0, IPPROTO_TCP, PKT_TH_SPORT_END);
-		return set_has_u32(m->set, pkt->sport);
-	case MATCH_TCP_DPORT:
-		*st = th_state(pkt, 0, IPPROTO_TCP, PKT_TH_DPORT_END);
-		return set_has_u32(m->set, pkt->dport);
-	case MATCH_TCP_FLAGS:
-		*st = th_state(pkt, 0, IPPROTO_TCP, PKT_TH_FLAGS_END);
-		return (pkt->tcp_flags & m->flags) == m->flags;
-	case MATCH_UDP_SPORT:
-		*st = th_state(pkt, 0, IPPROTO_UDP, PKT_TH_SPORT_END);
-		return set_has_u32(m->set, pkt->sport);
-	case MATCH_UDP_DPORT:
-		*st = th_state(pkt, 0, IPPROTO_UDP, PKT_TH_DPORT_END);
-		return set_has_u32(m->set, pkt->dport);
-	case MATCH_ICMP_TYPE:
-		*st = th_state(pkt, AF_INET, IPPROTO_ICMP, PKT_TH_TYPE_END);
-		return set_has_u32(m->set, pkt->icmp_type);
-	case MATCH_ICMPV6_TYPE:
-		*st = th_state(pkt, AF_INET6, IPPROTO_ICMPV6,
-			       PKT_TH_TYPE_END);
-		return set_has_u32(m->set, pkt->icmp_type);
-	default:
-		*st = PKT_ABSENT;
-		return false;
-	}
-}
-
-/*
  * The match holds, before negation, when *ST is PKT_PRESENT; otherwise
  * the field is ABSENT or INCOMPLETE and the result means nothing.
  */
@@ -126,65 +51,33 @@ static bool match_value(const struct cmatch *m, const struct pkt *pkt,
 			enum pkt_state *st)
 {
 	char name[IF_NAMESIZE];
+	const uint8_t *a;
+	uint32_t v;
 
-	*st = PKT_PRESENT;
 	switch (m->field) {
-	case MATCH_IP_SADDR:
-	case MATCH_IP_DADDR:
-		*st = addr_state(pkt, AF_INET);
-		return set_has_u32(m->set, get32(
-			m->field == MATCH_IP_SADDR ? pkt->saddr : pkt->daddr));
 	case MATCH_IP6_SADDR:
 	case MATCH_IP6_DADDR:
-		*st = addr_state(pkt, AF_INET6);
-		return set_has_u128(m->set,
-			m->field == MATCH_IP6_SADDR ? pkt->saddr : pkt->daddr);
-	case MATCH_IP_PROTOCOL:
-		*st = addr_state(pkt, AF_INET);
-		return set_has_u32(m->set, pkt->ip_protocol);
-	case MATCH_META_L4PROTO:
-		*st = (enum pkt_state)pkt->l4;
-		return set_has_u32(m->set, pkt->l4proto);
-	case MATCH_TCP_SPORT:
-	case MATCH_TCP_DPORT:
-	case MATCH_TCP_FLAGS:
-	case MATCH_UDP_SPORT:
-	case MATCH_UDP_DPORT:
-	case MATCH_ICMP_TYPE:
-	case MATCH_ICMPV6_TYPE:
-		return match_th(m, pkt, st);
+		*st = field_u128(pkt, m->field, &a);
+		return set_has_u128(m->set, a);
 	case MATCH_IIFNAME:
-		*st = dev_name(pkt->indev, pkt->flags & PKT_HAS_INDEV, name);
-		return set_has_str(m->set, name);
 	case MATCH_OIFNAME:
-		*st = dev_name(pkt->outdev, pkt->flags & PKT_HAS_OUTDEV, name);
+		*st = field_name(pkt, m->field, name);
 		return set_has_str(m->set, name);
-	case MATCH_META_MARK:
-		/* No NFQA_MARK attribute means the mark is 0. */
-		return set_has_u32(m->set, (pkt->flags & PKT_HAS_MARK ?
-					    pkt->mark : 0) & m->mask);
-	case MATCH_META_LENGTH:
-		return set_has_u32(m->set, pkt->orig_len ? pkt->orig_len :
-							   pkt->payload_len);
-	case MATCH_META_SKUID:
-		if (!(pkt->flags & PKT_HAS_UID))
-			*st = PKT_ABSENT;
-		return set_has_u32(m->set, pkt->uid);
-	case MATCH_META_SKGID:
-		if (!(pkt->flags & PKT_HAS_GID))
-			*st = PKT_ABSENT;
-		return set_has_u32(m->set, pkt->gid);
+	case MATCH_TCP_FLAGS:
+		*st = field_th_state(pkt, 0, IPPROTO_TCP, PKT_TH_FLAGS_END);
+		return (pkt->tcp_flags & m->flags) == m->flags;
 	case MATCH_CT_STATE:
 		/* Without NFQA_CT_INFO and without conntrack asked for (a
 		 * reload that just added "ct state"), the state is unknown. */
-		if (!(pkt->flags & PKT_HAS_CT))
-			*st = PKT_INCOMPLETE;
+		*st = pkt->flags & PKT_HAS_CT ? PKT_PRESENT : PKT_INCOMPLETE;
 		return pkt->ct_state & m->flags;
 	case MATCH_LIMIT:
+		*st = PKT_PRESENT;
 		return limiter_take(m->lim);
+	default:
+		*st = field_u32(pkt, m->field, m->mask, &v);
+		return set_has_u32(m->set, v);
 	}
-	*st = PKT_ABSENT;
-	return false;
 }
 
 enum rule_result { RULE_FALSE, RULE_TRUE, RULE_UNKNOWN };
@@ -234,7 +127,7 @@ static uint64_t *slot_ctr(struct policy *p, unsigned slot)
 /* A device for the log line: the cache's name, or "#INDEX". */
 static void log_dev(uint32_t ifindex, bool present, char name[IF_NAMESIZE])
 {
-	if (dev_name(ifindex, present, name) == PKT_INCOMPLETE)
+	if (field_dev_name(ifindex, present, name) == PKT_INCOMPLETE)
 		snprintf(name, IF_NAMESIZE, "#%u", ifindex);
 }
 
