@@ -12,6 +12,7 @@
 #include "pkt.h"
 #include "policy.h"
 #include "policy_field.h"
+#include "policy_index.h"
 #include "policy_int.h"
 #include "verdict.h"
 
@@ -224,6 +225,37 @@ static void apply_rule(struct policy *p, const struct crule *r,
 	}
 }
 
+/* Judge PKT by rule R: true when R decided (it matched, or it might have). */
+static bool decide(struct policy *p, const struct crule *r,
+		   const struct pkt *pkt, uint64_t *c, struct decision *d)
+{
+	switch (rule_matches(r, pkt)) {
+	case RULE_FALSE:
+		return false;
+	case RULE_UNKNOWN:
+		/* This rule might have decided: no later one may. */
+		d->verdict = p->incomplete_verdict;
+		d->incomplete = true;
+		return true;
+	case RULE_TRUE:
+		break;
+	}
+	apply_rule(p, r, pkt, d);
+	if (c) {
+		ctr_add(&c[2 * r->idx], 1);
+		ctr_add(&c[2 * r->idx + 1], pkt->orig_len ? pkt->orig_len :
+							    pkt->payload_len);
+	}
+	return true;
+}
+
+static bool use_index(const struct policy *p, const struct chook *h, int f)
+{
+	if (p->eval == POLICY_EVAL_AUTO)
+		return h->n_fam[f] >= POLICY_INDEX_MIN_RULES;
+	return p->eval == POLICY_EVAL_INDEX;
+}
+
 void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
 		  struct decision *d)
 {
@@ -240,29 +272,26 @@ void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
 	h = &p->hooks[pkt->hook];
 	if (slot < p->nslots)
 		c = slot_ctr(p, slot);
-	for (unsigned i = 0; f >= 0 && i < h->n_fam[f]; i++) {
-		const struct crule *r = h->fam[f][i];
+	if (f >= 0 && use_index(p, h, f)) {
+		/* Only rules that cannot match are left out, in order. */
+		struct pidx_walk w;
+		uint32_t i;
 
-		switch (rule_matches(r, pkt)) {
-		case RULE_FALSE:
-			continue;
-		case RULE_UNKNOWN:
-			/* This rule might have decided: no later one may. */
-			d->verdict = p->incomplete_verdict;
-			d->incomplete = true;
-			return;
-		case RULE_TRUE:
-			break;
-		}
-		apply_rule(p, r, pkt, d);
-		if (c) {
-			ctr_add(&c[2 * r->idx], 1);
-			ctr_add(&c[2 * r->idx + 1], pkt->orig_len ?
-				pkt->orig_len : pkt->payload_len);
-		}
-		return;
+		pidx_start(h->idx[f], pkt, &w);
+		while ((i = pidx_next(&w)) != PIDX_END)
+			if (decide(p, h->fam[f][i], pkt, c, d))
+				return;
+	} else {
+		for (unsigned i = 0; f >= 0 && i < h->n_fam[f]; i++)
+			if (decide(p, h->fam[f][i], pkt, c, d))
+				return;
 	}
 	d->verdict = h->policy_verdict;
 	if (c)
 		ctr_add(&c[2 * (size_t)p->n_rules + pkt->hook], 1);
+}
+
+void policy_set_eval(struct policy *p, enum policy_eval e)
+{
+	p->eval = e;
 }
