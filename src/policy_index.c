@@ -44,7 +44,7 @@
 #include "policy_index.h"
 #include "policy_int.h"
 
-#define PIDX_MAX_FIELDS		32	/* (field, mark mask) pairs per chain */
+#define PIDX_MAX_FIELDS		32	/* field and mask pairs, per chain */
 #define PIDX_MAX_ENTRIES	1024	/* prefixes one key match may add */
 #define NAME_LEN		128	/* the "length" of exact names */
 
@@ -184,8 +184,9 @@ void pidx_start(const struct pidx *x, const struct pkt *pkt,
 		}
 		for (unsigned i = 0; i < fd->n_lens; i++) {
 			uint8_t len = fd->lens[i];
+			u128 pk = k & prefix_mask(fd->kind, len);
 			const struct pslot *s = slot_at(x->tab, x->bits,
-				(uint8_t)f, len, k & prefix_mask(fd->kind, len));
+							(uint8_t)f, len, pk);
 
 			if (s->used)
 				push(w, x->lists + s->off, s->n);
@@ -207,7 +208,7 @@ struct bopt {
 	uint32_t rule;
 	uint8_t fid;
 	uint32_t first, n;
-	unsigned sel;			/* value bits it pins down, at least */
+	unsigned sel;			/* fewest value bits it pins */
 };
 
 struct build {

@@ -32,7 +32,8 @@ before=$(saved)
 
 out=$(in_b "$RULES" -c "$conf" --dry-run install) || fail "dry run failed"
 [ "$(saved)" = "$before" ] || fail "--dry-run changed the rules"
-echo "$out" | grep -q -- '-j NFQUEUE --queue-balance 0:1 --queue-cpu-fanout --queue-bypass' ||
+nfq='-j NFQUEUE --queue-balance 0:1 --queue-cpu-fanout --queue-bypass'
+echo "$out" | grep -q -- "$nfq" ||
 	fail "dry run: no NFQUEUE rule in: $out"
 
 in_b "$RULES" -c "$conf" install || fail "install failed"
@@ -102,6 +103,7 @@ log "bypassed connection without the connmark rules: nfqd saw $seen packets"
 [ "$seen" -ge 300 ] || fail "nfqd saw only $seen packets without connmark"
 
 in_b "$RULES" remove || fail "remove failed"
-[ "$(saved)" = "$before" ] || fail "remove: rules left or others touched: $(saved)"
+[ "$(saved)" = "$before" ] ||
+	fail "remove: rules left or others touched: $(saved)"
 in_b "$RULES" remove || fail "a second remove failed"
 exit 0

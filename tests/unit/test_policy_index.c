@@ -140,7 +140,8 @@ static void rand_values(enum match_field f, struct conf_elem **v,
 		case MATCH_ICMP_TYPE:
 		case MATCH_ICMPV6_TYPE:
 			rand_num(v, n, rnd(4) * 64, 0);
-			(*v)[*n - 1].hi = (*v)[*n - 1].lo + (chance(20) ? 10 : 0);
+			(*v)[*n - 1].hi = (*v)[*n - 1].lo +
+					  (chance(20) ? 10 : 0);
 			break;
 		case MATCH_IIFNAME:
 		case MATCH_OIFNAME: {
@@ -369,7 +370,7 @@ static struct pkt rand_pkt(void)
 		rand_addr(raw + 12, false);
 		rand_addr(raw + 16, false);
 		if (chance(10))
-			put16(raw + 6, 1 + rnd(100));	/* later fragment */
+			put16(raw + 6, 1 + rnd(100));
 	}
 	len = hl + rand_l4(raw + hl, proto) + rnd(40);
 	if (v6)
