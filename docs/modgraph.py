@@ -15,7 +15,7 @@ GROUPS = [
     ("program", ("nfqd", "nfqd-ctl")),
     ("daemon", ("daemon", "registry", "ifcache", "log")),
     ("packet path", ("queue", "queue_int", "queue_conf", "verdict", "pkt", "pktmsg", "policy",
-                     "policy_judge", "policy_int", "policy_setfile",
+                     "policy_judge", "policy_int", "policy_setfile", "policy_field",
                      "policy_index", "set")),
     ("config", ("conf", "conf_parse", "conf_build", "conf_elem",
                 "conf_rule", "conf_val", "conf_setfile", "parser",

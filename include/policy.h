@@ -47,6 +47,16 @@ char *policy_warnings(const struct conf *c);
 void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
 		  struct decision *d);
 
+/*
+ * How policy_judge() finds the deciding rule; the result is the same. AUTO
+ * (the default): through the classifier when a hook and family has at
+ * least POLICY_INDEX_MIN_RULES rules, else rule by rule. LINEAR, INDEX:
+ * always one way, for tests that compare the two.
+ */
+enum policy_eval { POLICY_EVAL_AUTO, POLICY_EVAL_LINEAR, POLICY_EVAL_INDEX };
+#define POLICY_INDEX_MIN_RULES	8
+void policy_set_eval(struct policy *p, enum policy_eval e);
+
 /* The option incomplete-verdict as an NF_* code (NF_DROP without a
  * policy): for packets no rule can judge, and for messages that carry an
  * id but cannot be parsed. */

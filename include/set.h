@@ -46,6 +46,16 @@ bool set_has_u32(const struct set *s, uint32_t v);
 bool set_has_u128(const struct set *s, const uint8_t v[16]);
 bool set_has_str(const struct set *s, const char *name);
 
+/*
+ * Visit every element of a finished set: FN(ARG, LO, HI) once per exact
+ * value (LO == HI) and per merged interval. U32: pointers to uint32_t;
+ * U128: 16-byte network-order addresses; STR: NUL-padded 16-byte names,
+ * HI NULL for an exact name, HI == LO for the prefix of "name*". A non-zero
+ * return from FN stops the walk and is returned. Not on the packet path.
+ */
+typedef int (*set_walk_fn)(void *arg, const void *lo, const void *hi);
+int set_walk(const struct set *s, set_walk_fn fn, void *arg);
+
 /* Number of distinct exact values and of merged intervals (for tests). */
 size_t set_n_exact(const struct set *s);
 size_t set_n_intervals(const struct set *s);

@@ -9,6 +9,7 @@
 
 #include "pkt.h"
 #include "policy.h"
+#include "policy_index.h"
 #include "policy_int.h"
 
 /* What a match field needs: value kind, set type, family. */
@@ -467,6 +468,8 @@ struct policy *policy_build(const struct conf *c, unsigned nslots,
 		err = compile_sets(p, c, &e);
 	if (!err)
 		err = compile_hooks(p, c, &e);
+	if (!err && !e.n)
+		err = pidx_build(p);
 	if (err)
 		goto nomem;
 	if (e.n) {
@@ -571,6 +574,8 @@ void policy_free(struct policy *p)
 	for (int h = 0; h < HOOK_MAX; h++) {
 		free(p->hooks[h].fam[0]);
 		free(p->hooks[h].fam[1]);
+		pidx_free(p->hooks[h].idx[0]);
+		pidx_free(p->hooks[h].idx[1]);
 	}
 	for (unsigned i = 0; i < p->n_sets; i++)
 		set_free(p->sets[i]);

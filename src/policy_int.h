@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "policy.h"
 #include "set.h"
 
 #define CACHELINE	64
@@ -28,6 +29,8 @@ struct log_limit {
 	_Atomic uint64_t state;
 	_Atomic uint64_t suppressed;
 } __attribute__((aligned(CACHELINE)));
+
+struct pidx;
 
 struct cmatch {
 	enum match_field field;
@@ -65,10 +68,12 @@ struct chook {
 	unsigned first, n;		/* p->rules[first .. first + n) */
 	struct crule **fam[2];		/* IPv4, IPv6: rules that can match */
 	unsigned n_fam[2];
+	struct pidx *idx[2];		/* their classifiers */
 };
 
 struct policy {
 	unsigned nslots;
+	enum policy_eval eval;
 	unsigned n_rules;
 	struct crule *rules;
 	struct chook hooks[HOOK_MAX];

@@ -11,6 +11,8 @@
 #include "log.h"
 #include "pkt.h"
 #include "policy.h"
+#include "policy_field.h"
+#include "policy_index.h"
 #include "policy_int.h"
 #include "verdict.h"
 
@@ -43,82 +45,6 @@ static bool limiter_take(struct limiter *l)
 }
 
 /*
- * Interface name of IFINDEX: "" when the packet has no such device (as
- * nft: then "iifname != x" holds). Only the cache is asked: the packet
- * path makes no system call. Unknown to the cache (just created, or the
- * cache not started): INCOMPLETE.
- */
-static enum pkt_state dev_name(const struct ifcache *ifc, uint32_t ifindex,
-			       bool present, char name[IF_NAMESIZE])
-{
-	name[0] = '\0';
-	if (!present || !ifindex)
-		return PKT_PRESENT;
-	return ifcache_name(ifc, ifindex, name) ? PKT_PRESENT : PKT_INCOMPLETE;
-}
-
-static uint32_t get32(const uint8_t *b)
-{
-	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
-	       (uint32_t)b[2] << 8 | b[3];
-}
-
-/* An address field: the packet's family decides which there are. */
-static enum pkt_state addr_state(const struct pkt *pkt, uint8_t family)
-{
-	if (pkt->l3_family != family)
-		return PKT_ABSENT;
-	return (enum pkt_state)pkt->l3;
-}
-
-/*
- * A transport field of protocol PROTO in bytes [0, END) of the transport
- * header. As nft: another protocol, or no transport header, is ABSENT.
- */
-static enum pkt_state th_state(const struct pkt *pkt, uint8_t family,
-			       uint8_t proto, uint32_t end)
-{
-	if (family && pkt->l3_family != family)
-		return PKT_ABSENT;
-	if (pkt->l4 == PKT_PRESENT && pkt->l4proto != proto)
-		return PKT_ABSENT;
-	return pkt_th_state(pkt, end);
-}
-
-/* Does the transport field of M hold, its state in *ST. */
-static bool match_th(const struct cmatch *m, const struct pkt *pkt,
-		     enum pkt_state *st)
-{
-	switch (m->field) {
-	case MATCH_TCP_SPORT:
-		*st = th_state(pkt, 0, IPPROTO_TCP, PKT_TH_SPORT_END);
-		return set_has_u32(m->set, pkt->sport);
-	case MATCH_TCP_DPORT:
-		*st = th_state(pkt, 0, IPPROTO_TCP, PKT_TH_DPORT_END);
-		return set_has_u32(m->set, pkt->dport);
-	case MATCH_TCP_FLAGS:
-		*st = th_state(pkt, 0, IPPROTO_TCP, PKT_TH_FLAGS_END);
-		return (pkt->tcp_flags & m->flags) == m->flags;
-	case MATCH_UDP_SPORT:
-		*st = th_state(pkt, 0, IPPROTO_UDP, PKT_TH_SPORT_END);
-		return set_has_u32(m->set, pkt->sport);
-	case MATCH_UDP_DPORT:
-		*st = th_state(pkt, 0, IPPROTO_UDP, PKT_TH_DPORT_END);
-		return set_has_u32(m->set, pkt->dport);
-	case MATCH_ICMP_TYPE:
-		*st = th_state(pkt, AF_INET, IPPROTO_ICMP, PKT_TH_TYPE_END);
-		return set_has_u32(m->set, pkt->icmp_type);
-	case MATCH_ICMPV6_TYPE:
-		*st = th_state(pkt, AF_INET6, IPPROTO_ICMPV6,
-			       PKT_TH_TYPE_END);
-		return set_has_u32(m->set, pkt->icmp_type);
-	default:
-		*st = PKT_ABSENT;
-		return false;
-	}
-}
-
-/*
  * The match holds, before negation, when *ST is PKT_PRESENT; otherwise
  * the field is ABSENT or INCOMPLETE and the result means nothing.
  */
@@ -126,67 +52,33 @@ static bool match_value(const struct policy *p, const struct cmatch *m,
 			const struct pkt *pkt, enum pkt_state *st)
 {
 	char name[IF_NAMESIZE];
+	const uint8_t *a;
+	uint32_t v;
 
-	*st = PKT_PRESENT;
 	switch (m->field) {
-	case MATCH_IP_SADDR:
-	case MATCH_IP_DADDR:
-		*st = addr_state(pkt, AF_INET);
-		return set_has_u32(m->set, get32(
-			m->field == MATCH_IP_SADDR ? pkt->saddr : pkt->daddr));
 	case MATCH_IP6_SADDR:
 	case MATCH_IP6_DADDR:
-		*st = addr_state(pkt, AF_INET6);
-		return set_has_u128(m->set,
-			m->field == MATCH_IP6_SADDR ? pkt->saddr : pkt->daddr);
-	case MATCH_IP_PROTOCOL:
-		*st = addr_state(pkt, AF_INET);
-		return set_has_u32(m->set, pkt->ip_protocol);
-	case MATCH_META_L4PROTO:
-		*st = (enum pkt_state)pkt->l4;
-		return set_has_u32(m->set, pkt->l4proto);
-	case MATCH_TCP_SPORT:
-	case MATCH_TCP_DPORT:
-	case MATCH_TCP_FLAGS:
-	case MATCH_UDP_SPORT:
-	case MATCH_UDP_DPORT:
-	case MATCH_ICMP_TYPE:
-	case MATCH_ICMPV6_TYPE:
-		return match_th(m, pkt, st);
+		*st = field_u128(pkt, m->field, &a);
+		return set_has_u128(m->set, a);
 	case MATCH_IIFNAME:
-		*st = dev_name(p->ifc, pkt->indev,
-			       pkt->flags & PKT_HAS_INDEV, name);
-		return set_has_str(m->set, name);
 	case MATCH_OIFNAME:
-		*st = dev_name(p->ifc, pkt->outdev,
-			       pkt->flags & PKT_HAS_OUTDEV, name);
+		*st = field_name(p->ifc, pkt, m->field, name);
 		return set_has_str(m->set, name);
-	case MATCH_META_MARK:
-		/* No NFQA_MARK attribute means the mark is 0. */
-		return set_has_u32(m->set, (pkt->flags & PKT_HAS_MARK ?
-					    pkt->mark : 0) & m->mask);
-	case MATCH_META_LENGTH:
-		return set_has_u32(m->set, pkt->orig_len ? pkt->orig_len :
-							   pkt->payload_len);
-	case MATCH_META_SKUID:
-		if (!(pkt->flags & PKT_HAS_UID))
-			*st = PKT_ABSENT;
-		return set_has_u32(m->set, pkt->uid);
-	case MATCH_META_SKGID:
-		if (!(pkt->flags & PKT_HAS_GID))
-			*st = PKT_ABSENT;
-		return set_has_u32(m->set, pkt->gid);
+	case MATCH_TCP_FLAGS:
+		*st = field_th_state(pkt, 0, IPPROTO_TCP, PKT_TH_FLAGS_END);
+		return (pkt->tcp_flags & m->flags) == m->flags;
 	case MATCH_CT_STATE:
 		/* Without NFQA_CT_INFO and without conntrack asked for (a
 		 * reload that just added "ct state"), the state is unknown. */
-		if (!(pkt->flags & PKT_HAS_CT))
-			*st = PKT_INCOMPLETE;
+		*st = pkt->flags & PKT_HAS_CT ? PKT_PRESENT : PKT_INCOMPLETE;
 		return pkt->ct_state & m->flags;
 	case MATCH_LIMIT:
+		*st = PKT_PRESENT;
 		return limiter_take(m->lim);
+	default:
+		*st = field_u32(pkt, m->field, m->mask, &v);
+		return set_has_u32(m->set, v);
 	}
-	*st = PKT_ABSENT;
-	return false;
 }
 
 enum rule_result { RULE_FALSE, RULE_TRUE, RULE_UNKNOWN };
@@ -238,7 +130,7 @@ static uint64_t *slot_ctr(struct policy *p, unsigned slot)
 static void log_dev(const struct ifcache *ifc, uint32_t ifindex, bool present,
 		    char name[IF_NAMESIZE])
 {
-	if (dev_name(ifc, ifindex, present, name) == PKT_INCOMPLETE)
+	if (field_dev_name(ifc, ifindex, present, name) == PKT_INCOMPLETE)
 		snprintf(name, IF_NAMESIZE, "#%u", ifindex);
 }
 
@@ -337,6 +229,37 @@ static void apply_rule(struct policy *p, const struct crule *r,
 	}
 }
 
+/* Judge PKT by rule R: true when R decided (it matched, or it might have). */
+static bool decide(struct policy *p, const struct crule *r,
+		   const struct pkt *pkt, uint64_t *c, struct decision *d)
+{
+	switch (rule_matches(p, r, pkt)) {
+	case RULE_FALSE:
+		return false;
+	case RULE_UNKNOWN:
+		/* This rule might have decided: no later one may. */
+		d->verdict = p->incomplete_verdict;
+		d->incomplete = true;
+		return true;
+	case RULE_TRUE:
+		break;
+	}
+	apply_rule(p, r, pkt, d);
+	if (c) {
+		ctr_add(&c[2 * r->idx], 1);
+		ctr_add(&c[2 * r->idx + 1], pkt->orig_len ? pkt->orig_len :
+							    pkt->payload_len);
+	}
+	return true;
+}
+
+static bool use_index(const struct policy *p, const struct chook *h, int f)
+{
+	if (p->eval == POLICY_EVAL_AUTO)
+		return h->n_fam[f] >= POLICY_INDEX_MIN_RULES;
+	return p->eval == POLICY_EVAL_INDEX;
+}
+
 void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
 		  struct decision *d)
 {
@@ -353,29 +276,26 @@ void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
 	h = &p->hooks[pkt->hook];
 	if (slot < p->nslots)
 		c = slot_ctr(p, slot);
-	for (unsigned i = 0; f >= 0 && i < h->n_fam[f]; i++) {
-		const struct crule *r = h->fam[f][i];
+	if (f >= 0 && use_index(p, h, f)) {
+		/* Only rules that cannot match are left out, in order. */
+		struct pidx_walk w;
+		uint32_t i;
 
-		switch (rule_matches(p, r, pkt)) {
-		case RULE_FALSE:
-			continue;
-		case RULE_UNKNOWN:
-			/* This rule might have decided: no later one may. */
-			d->verdict = p->incomplete_verdict;
-			d->incomplete = true;
-			return;
-		case RULE_TRUE:
-			break;
-		}
-		apply_rule(p, r, pkt, d);
-		if (c) {
-			ctr_add(&c[2 * r->idx], 1);
-			ctr_add(&c[2 * r->idx + 1], pkt->orig_len ?
-				pkt->orig_len : pkt->payload_len);
-		}
-		return;
+		pidx_start(h->idx[f], p->ifc, pkt, &w);
+		while ((i = pidx_next(&w)) != PIDX_END)
+			if (decide(p, h->fam[f][i], pkt, c, d))
+				return;
+	} else {
+		for (unsigned i = 0; f >= 0 && i < h->n_fam[f]; i++)
+			if (decide(p, h->fam[f][i], pkt, c, d))
+				return;
 	}
 	d->verdict = h->policy_verdict;
 	if (c)
 		ctr_add(&c[2 * (size_t)p->n_rules + pkt->hook], 1);
+}
+
+void policy_set_eval(struct policy *p, enum policy_eval e)
+{
+	p->eval = e;
 }

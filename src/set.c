@@ -453,3 +453,68 @@ size_t set_n_intervals(const struct set *s)
 {
 	return s->n_ivs;
 }
+
+static void store128(u128 v, uint8_t b[16])
+{
+	for (int i = 15; i >= 0; i--, v >>= 8)
+		b[i] = (uint8_t)v;
+}
+
+/* One exact value of the hash (or the value 0, kept aside). */
+static int walk_exact(const struct set *s, const void *v, set_walk_fn fn,
+		      void *arg)
+{
+	uint8_t b[16];
+
+	if (s->kind == SETK_U32)
+		return fn(arg, v, v);
+	if (s->kind == SETK_U128) {
+		store128(*(const u128 *)v, b);
+		return fn(arg, b, b);
+	}
+	return fn(arg, v, NULL);
+}
+
+static int walk_ivs(const struct set *s, set_walk_fn fn, void *arg)
+{
+	uint8_t lo[16], hi[16];
+	int r = 0;
+
+	for (size_t i = 0; !r && i < s->n_ivs; i++) {
+		if (s->kind == SETK_U32) {
+			const struct iv32 *iv = (const struct iv32 *)s->ivs + i;
+
+			r = fn(arg, &iv->lo, &iv->hi);
+		} else {
+			const struct iv128 *iv =
+				(const struct iv128 *)s->ivs + i;
+
+			store128(iv->lo, lo);
+			store128(iv->hi, hi);
+			r = fn(arg, lo, hi);
+		}
+	}
+	return r;
+}
+
+int set_walk(const struct set *s, set_walk_fn fn, void *arg)
+{
+	static const char zero[sizeof(u128) > NAME_LEN ? sizeof(u128) :
+			       NAME_LEN];
+	size_t es = elem_size(s->kind);
+	int r = 0;
+
+	if (s->bits && s->has_zero)
+		r = walk_exact(s, zero, fn, arg);
+	for (size_t i = 0; !r && s->bits && i < (size_t)1 << s->bits; i++) {
+		const char *slot = (const char *)s->vals + i * es;
+
+		if (!is_zero(slot, s->kind))
+			r = walk_exact(s, slot, fn, arg);
+	}
+	if (!r && s->kind != SETK_STR)
+		r = walk_ivs(s, fn, arg);
+	for (size_t i = 0; !r && i < s->n_prefixes; i++)
+		r = fn(arg, s->prefixes[i].s, s->prefixes[i].s);
+	return r;
+}
