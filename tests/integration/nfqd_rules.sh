@@ -65,6 +65,20 @@ echo "$out" | grep -q -- "-j CONNMARK --or-mark 0x40000000" \
 	|| fail "dry-run has no mark save: $out"
 log "dry-run prints $(echo "$out" | wc -l) lines, changes nothing"
 
+# The rules nfqd-rules(8) shows for its example are what it makes.
+printf 'options { queues 0-3; }\nhook forward { tcp dport 5201 bypass accept; }\n' \
+	>"$TMP/fwd.conf"
+awk '/, that is$/ { on = 1; next } on && /^\.fi/ { exit }
+	on && /^iptables/ { gsub(/\\-/, "-"); gsub(/\\e/, "\\"); print }
+	on && /^ / { gsub(/\\-/, "-"); print }' "$TOP_SRCDIR/man/nfqd-rules.8" |
+	sed -e ':a' -e '/\\$/N; s/\\\n *//; ta' |
+	sed -E 's/^iptables -t ([a-z]+) -N (.*)/\1 :\2 - [0:0]/; s/^iptables -t ([a-z]+) /\1 /' \
+	>"$TMP/man-rules"
+in_b env NFQD="$NFQD" "$NFQD_RULES" -4 -n -c "$TMP/fwd.conf" install |
+	awk '/^\*/ { t = substr($0, 2); next } /^[-:]/ { print t, $0 }' >"$TMP/dry-rules"
+[ -s "$TMP/man-rules" ] || fail "no example rules found in nfqd-rules.8"
+diff -u "$TMP/man-rules" "$TMP/dry-rules" >&2 || fail "nfqd-rules.8's example differs from what it makes"
+
 # install, twice: one set of rules, after the foreign ones.
 out=$(rules install 2>&1) || fail "install: $out"
 snapshot >"$TMP/once"
