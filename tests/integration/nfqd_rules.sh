@@ -64,6 +64,15 @@ echo "$out" | grep -q -- "-m connmark --mark 0x40000000/0x40000000 -j ACCEPT" \
 echo "$out" | grep -q -- "-j CONNMARK --or-mark 0x40000000" \
 	|| fail "dry-run has no mark save: $out"
 log "dry-run prints $(echo "$out" | wc -l) lines, changes nothing"
+out=$(rules -n -4 --no-bypass --no-fanout install) || fail "dry-run: $out"
+echo "$out" | grep -q -- "-j NFQUEUE --queue-balance 0:1\$" || fail "--no-bypass --no-fanout: $out"
+echo "$out" | grep -q ip6tables && fail "-4 made ip6tables rules: $out"
+out=$(rules -n -6 install) || fail "dry-run: $out"
+echo "$out" | grep -q '^iptables' && fail "-6 made iptables rules: $out"
+printf 'hook prerouting { tcp dport 1 drop; }\n' >"$TMP/pre.conf"
+out=$(in_b "$NFQD_RULES" -n -c "$TMP/pre.conf" install 2>&1) || fail "prerouting: $out"
+echo "$out" | grep -q "warning: hook prerouting: not handled" || fail "no warning for prerouting: $out"
+echo "$out" | grep -q -- "-j NFQUEUE" && fail "rules for prerouting: $out"
 
 # The rules nfqd-rules(8) shows for its example are what it makes.
 printf 'options { queues 0-3; }\nhook forward { tcp dport 5201 bypass accept; }\n' \
