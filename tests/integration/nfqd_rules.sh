@@ -74,6 +74,29 @@ out=$(in_b "$NFQD_RULES" -n -c "$TMP/pre.conf" install 2>&1) || fail "prerouting
 echo "$out" | grep -q "warning: hook prerouting: not handled" || fail "no warning for prerouting: $out"
 echo "$out" | grep -q -- "-j NFQUEUE" && fail "rules for prerouting: $out"
 
+# Every valid config of the tree is read right: the chains it makes (in
+# "TABLE:HOOK" form; security holds the mark save of a hook that bypasses).
+while read -r f want; do
+	out=$(in_b env NFQD="$NFQD" "$NFQD_RULES" -4 -n -c "$TOP_SRCDIR/$f" install 2>&1) || {
+		# Its set files are not where it says: only the parse, then.
+		echo "$out" | grep -q ": cannot read /" || fail "$f: $out"
+		out=$(in_b env NFQD=true "$NFQD_RULES" -4 -n -c "$TOP_SRCDIR/$f" install 2>&1) ||
+			fail "$f: $out"
+	}
+	got=$(echo "$out" | awk '/^\*/ { t = substr($0, 2) }
+		/^-A [A-Z]+ -j NFQD-/ { printf "%s%s:%s", sep, t, $2; sep = " " }')
+	[ "$got" = "${want#-}" ] || fail "$f: chains '$got', want '${want#-}': $out"
+done <<EOF
+contrib/examples/bulk-bypass.conf mangle:FORWARD security:FORWARD
+contrib/examples/icmp-ratelimit.conf mangle:INPUT
+contrib/examples/ips-blocklist.conf mangle:INPUT mangle:FORWARD
+contrib/examples/router.conf mangle:FORWARD
+contrib/nfqd.conf.example -
+tests/conf/all.conf mangle:OUTPUT security:OUTPUT
+tests/conf/example.conf mangle:INPUT
+EOF
+log "the example configs give the chains they should"
+
 # The rules nfqd-rules(8) shows for its example are what it makes.
 printf 'options { queues 0-3; }\nhook forward { tcp dport 5201 bypass accept; }\n' \
 	>"$TMP/fwd.conf"
