@@ -15,7 +15,8 @@ BC_MAIN="${BC_DIR%/completions}/bash_completion"
 # A user completions directory holding ours, as installed.
 mkdir -p "$TMP/user/completions" "$TMP/files/confdir" "$TMP/bin"
 cp "$TOP_SRCDIR/contrib/completion/nfqd" "$TOP_SRCDIR/contrib/completion/nfqd-ctl" \
-	"$TMP/user/completions/"
+	"$TOP_SRCDIR/contrib/completion/nfqd-rules" "$TMP/user/completions/"
+NFQD_RULES=${NFQD_RULES:-$TOP_BUILDDIR/contrib/nfqd-rules}
 ln -s "$NFQD" "$TMP/bin/nfqd"
 ln -s "$NFQD_CTL" "$TMP/bin/nfqd-ctl"
 touch "$TMP/files/nfqd.conf" "$TMP/files/notes.txt" "$TMP/files/sock.txt"
@@ -72,6 +73,11 @@ nfqd -c c => [confdir]
 nfqd - => [--check --config --debug --help --version -V -c -d -h -t]
 nfqd --c => [--check --config]
 nfqd -t  => []
+nfqd-rules  => [install remove show]
+nfqd-rules -n s => [show]
+nfqd-rules install  => []
+nfqd-rules -c n => [nfqd.conf notes.txt]
+nfqd-rules --no- => [--no-bypass --no-fanout]
 CASES
 BC_MAIN="$BC_MAIN" TMP="$TMP" BASH_COMPLETION_USER_DIR="$TMP/user" \
 	bash "$TMP/driver.bash" <"$TMP/cases" >"$TMP/got" 2>"$TMP/driver.err" ||
@@ -86,10 +92,11 @@ log "$(wc -l <"$TMP/cases") completions as expected"
 echo "nfqd-ctl  " | BC_MAIN="$BC_MAIN" TMP="$TMP" BASH_COMPLETION_USER_DIR="$TMP/user" \
 	bash "$TMP/driver.bash" | sed 's/.*=> \[//; s/\]$//' | tr ' ' '\n' | sort -u >"$TMP/comp-cmds"
 diff -u "$TMP/help-cmds" "$TMP/comp-cmds" || fail "nfqd-ctl commands: --help vs completion"
-for prog in nfqd nfqd-ctl; do
+for prog in nfqd nfqd-ctl nfqd-rules; do
 	bin=$NFQD
 	[ $prog = nfqd-ctl ] && bin=$NFQD_CTL
-	"$bin" --help | grep -o -- '--[a-z][a-z-]*\|\B-[a-zA-Z]\b' | sort -u >"$TMP/help-opts"
+	[ $prog = nfqd-rules ] && bin=$NFQD_RULES
+	"$bin" --help | grep -o -- '--[a-z][a-z0-9-]*\|\B-[a-zA-Z0-9]\b' | sort -u >"$TMP/help-opts"
 	printf '%s -\n%s --\n%s stats -\n%s top -\n' $prog $prog $prog $prog |
 		BC_MAIN="$BC_MAIN" TMP="$TMP" BASH_COMPLETION_USER_DIR="$TMP/user" \
 		bash "$TMP/driver.bash" | sed 's/.*=> \[//; s/\]$//' | tr ' ' '\n' |
