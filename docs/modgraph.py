@@ -13,7 +13,7 @@ import sys
 
 GROUPS = [
     ("program", ("nfqd", "nfqd-ctl")),
-    ("daemon", ("daemon", "registry", "ifcache", "log")),
+    ("daemon", ("daemon", "fdstore", "registry", "ifcache", "log")),
     ("packet path", ("queue", "queue_int", "queue_conf", "verdict", "pkt", "pktmsg", "policy",
                      "policy_judge", "policy_int", "policy_setfile", "policy_field",
                      "policy_index", "set")),

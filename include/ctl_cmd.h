@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 struct proto_request;
+struct registry_root;
 
 /* What "status" reports about the daemon itself. */
 struct ctl_status {
@@ -25,10 +26,11 @@ struct ctl_status {
 /*
  * The daemon as the control commands see it: main() fills this from
  * daemon.h, so the control side never depends on the daemon's insides.
- * Queues, counters and rules are read from the registry (RCU) directly.
+ * Queues, counters and rules are read from ROOT (RCU) directly.
  */
 struct ctl_ops {
 	void *ctx;
+	const struct registry_root *root;	/* queues, policy (RCU) */
 	void (*status)(void *ctx, struct ctl_status *out);
 	/* Re-read the config: 0, or a negative errno with *errors (malloc'd
 	 * lines "FILE:LINE:COL: message\n"). */

@@ -13,12 +13,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct ev_loop;
-struct conf;
+#include <ev.h>
+
+#include "conf.h"
+#include "fdstore.h"
+#include "registry.h"
+
 struct ctl_ops;
 struct ifcache;
 struct stats;
 
+/* Everything the daemon holds: the one owner of every piece of its state. */
 struct nfqd {
 	struct ev_loop *loop;		/* main thread's loop */
 	const char *config_path;	/* file to (re)load */
@@ -29,10 +34,17 @@ struct nfqd {
 	pid_t pid;
 	unsigned nqueues;		/* bound at start */
 	bool stats_dir_created;		/* by us: chown it for option user */
+	struct registry_root reg;	/* queue table and policy (RCU) */
+	bool slot_used[NFQD_MAX_QUEUES];	/* worker slots (counters) */
 	struct ifcache *ifc;		/* interface names, for the policy */
+	struct fdstore fds;		/* sockets in systemd's fd store */
 	struct stats *stats;		/* main's: reconfigured on reload */
 	bool debug;			/* -d: log level fixed at debug */
 	uint32_t kflags_supported;	/* NFQA_CFG_F_* this kernel accepts */
+	ev_signal sig_watchers[3];	/* HUP, TERM, INT */
+	ev_timer log_timer;		/* flushes the workers' log rings */
+	ev_timer watchdog_timer;	/* WATCHDOG=1 while workers progress */
+	bool watchdog_stalled;		/* a worker stopped: pings withheld */
 };
 
 /*

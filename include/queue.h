@@ -13,6 +13,7 @@
 struct conf_options;
 struct policy;
 struct queue;
+struct registry_root;
 struct verdict_batch;
 
 /* nfqd's own per-queue counters (stats file columns 10-17, 19-20). */
@@ -30,26 +31,38 @@ struct queue_counters {
 };
 
 /*
- * Open a netlink socket and bind queue NUM configured from O with the
- * optional kernel flags KFLAGS (NFQA_CFG_F_UID_GID, _CONNTRACK), all in
- * one config message (queue_conf.c). CPU is the CPU to pin the worker to,
- * or -1. SLOT is the worker's index for per-worker policy counters. Logs
- * the reason and returns a negative errno on failure (-EPERM: queue bound
- * by another process or no CAP_NET_ADMIN). Does not start the thread.
+ * Where a queue sits: its number, the CPU its worker is pinned to (-1:
+ * none), its worker slot (for per-worker policy counters), and the root
+ * whose current policy it judges with (must outlive the queue; NULL:
+ * every packet accepted, for tests).
  */
-int queue_open(struct queue **out, uint16_t num, int cpu, unsigned slot,
+struct queue_place {
+	uint16_t num;
+	int cpu;
+	unsigned slot;
+	const struct registry_root *root;
+};
+
+/*
+ * Open a netlink socket and bind queue AT->num configured from O with the
+ * optional kernel flags KFLAGS (NFQA_CFG_F_UID_GID, _CONNTRACK), all in
+ * one config message (queue_conf.c). Logs the reason and returns a
+ * negative errno on failure (-EPERM: queue bound by another process or no
+ * CAP_NET_ADMIN). Does not start the thread.
+ */
+int queue_open(struct queue **out, const struct queue_place *at,
 	       const struct conf_options *o, uint32_t kflags);
 
 /*
  * As queue_open(), but with FD, a netlink socket a previous process bound
- * queue NUM with (systemd's fd store): reconfigure the binding it holds
+ * the queue with (systemd's fd store): reconfigure the binding it holds
  * (or bind anew if it holds none). The packets the previous process read
  * and never answered get O's orphan-verdict with one batch verdict
  * before the first verdict of this process. FD is Q's (closed with it)
  * from the call on, even on failure.
  */
-int queue_adopt(struct queue **out, int fd, uint16_t num, int cpu,
-		unsigned slot, const struct conf_options *o, uint32_t kflags);
+int queue_adopt(struct queue **out, int fd, const struct queue_place *at,
+		const struct conf_options *o, uint32_t kflags);
 
 /*
  * Which of the NFQA_CFG_F_* bits WANTED this kernel accepts, asked on a
@@ -59,12 +72,12 @@ int queue_adopt(struct queue **out, int fd, uint16_t num, int cpu,
 int queue_kflags_supported(uint32_t wanted, uint16_t num, uint32_t *out);
 
 /*
- * The part of queue_open() that needs no kernel: allocate queue NUM with
+ * The part of queue_open() that needs no kernel: allocate the queue with
  * its buffers, verdict ledger and log ring, and no socket. *OUT is set
  * whenever something was allocated (free it with queue_free()). 0 or
  * -ENOMEM. For queue_open() and the unit tests of the receive path.
  */
-int queue_alloc(struct queue **out, uint16_t num, int cpu, unsigned slot,
+int queue_alloc(struct queue **out, const struct queue_place *at,
 		const struct conf_options *o);
 
 /*

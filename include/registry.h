@@ -22,20 +22,31 @@ struct registry {
 	struct queue *q[];
 };
 
+/* The two pointers readers dereference. The daemon owns one (struct
+ * nfqd); workers, stats and control are handed a pointer to it. */
+struct registry_root {
+	struct registry *queues;	/* never NULL after registry_init */
+	struct policy *policy;		/* NULL before the first publish */
+};
+
+/* An empty table, no policy. */
+void registry_init(struct registry_root *root);
+
 /* Allocate a table for N queues (n set, entries to be filled). */
 struct registry *registry_alloc(unsigned n);
 
-/* The current queue table (never NULL after daemon start; may be empty). */
-struct registry *registry_get(void);
+/* ROOT's current queue table (never NULL; may be empty). */
+struct registry *registry_get(const struct registry_root *root);
 
 /* Publish R, wait for readers of the old table, free the old table (not
  * the queues it points to). Main thread only. */
-void registry_publish(struct registry *r);
+void registry_publish(struct registry_root *root, struct registry *r);
 
-/* The current policy (NULL before the first publish). */
-struct policy *registry_policy(void);
+/* ROOT's current policy (NULL before the first publish). */
+struct policy *registry_policy(const struct registry_root *root);
 
 /* Publish P and return the old policy after a grace period (caller frees). */
-struct policy *registry_publish_policy(struct policy *p);
+struct policy *registry_publish_policy(struct registry_root *root,
+				       struct policy *p);
 
 #endif

@@ -15,6 +15,7 @@
 
 struct conf_options;
 struct ev_loop;
+struct registry_root;
 struct stats;
 
 /* One line of /proc/net/netfilter/nfnetlink_queue. */
@@ -45,12 +46,12 @@ struct stats_row {
 };
 
 /*
- * Snapshot every bound queue (registry order, ascending) with its kernel
+ * Snapshot every queue of ROOT (ascending) with its kernel
  * line and counters. Main thread (a registered RCU reader). Returns the
  * number of rows (>= 0) with *out malloc'd (caller frees), or a negative
  * errno.
  */
-int stats_snapshot(struct stats_row **out);
+int stats_snapshot(const struct registry_root *root, struct stats_row **out);
 
 /* Format ROW as one stats file line (docs/stats-file.md), with '\n'. Returns
  * what snprintf returns. */
@@ -64,7 +65,7 @@ int stats_mkdir_parent(const char *path);
  * stats-interval); writes the file once at once. Creates the directory if
  * missing. 0 or negative errno. */
 int stats_start(struct ev_loop *loop, const struct conf_options *o,
-		struct stats **out);
+		const struct registry_root *root, struct stats **out);
 
 /* Apply changed options (file, interval) after a reload. */
 void stats_reconfigure(struct stats *s, const struct conf_options *o);

@@ -56,7 +56,7 @@ static int cmd_status(const struct ctl_ops *ops, json_t **out)
 		return -ENOMEM;
 	}
 	rcu_read_lock();
-	r = registry_get();
+	r = registry_get(ops->root);
 	for (unsigned i = 0; r && i < r->n; i++) {
 		json_array_append_new(queues, json_integer(queue_num(r->q[i])));
 		if (queue_adopted(r->q[i]))
@@ -113,7 +113,7 @@ static int cmd_stats(const struct ctl_ops *ops, json_t **out)
 	json_t *queues;
 	int n;
 
-	n = stats_snapshot(&rows);
+	n = stats_snapshot(ops->root, &rows);
 	if (n < 0)
 		return n;
 	queues = json_array();
@@ -166,7 +166,7 @@ static int cmd_rules(const struct ctl_ops *ops, json_t **out)
 		return -ENOMEM;
 	/* Rule texts live in the policy: copy them inside the section. */
 	rcu_read_lock();
-	p = registry_policy();
+	p = registry_policy(ops->root);
 	for (int h = 0; p && hooks && h < HOOK_MAX; h++) {
 		if (json_array_append_new(hooks, hook_json(p, h))) {
 			json_decref(hooks);

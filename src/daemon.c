@@ -23,6 +23,7 @@
 #include "conf.h"
 #include "ctl_cmd.h"
 #include "daemon.h"
+#include "fdstore.h"
 #include "ifcache.h"
 #include "log.h"
 #include "policy.h"
@@ -35,7 +36,6 @@
 #define LOG_FLUSH_SECONDS	0.1	/* workers' log lines reach stderr */
 #define RECONF_WAIT_MS		3000	/* a reload waits for the kernel */
 
-static bool slot_used[NFQD_MAX_QUEUES];
 
 /* ------------------------------------------------------------------ */
 /* helpers                                                             */
@@ -170,88 +170,7 @@ static int probe_kflags(struct nfqd *d, uint16_t num)
 /* ------------------------------------------------------------------ */
 /* systemd: the file descriptor store and the watchdog                 */
 
-static bool under_systemd;	/* NOTIFY_SOCKET at start */
-
 /* Sockets systemd passed at start (LISTEN_FDS): queue NUM's, or -1. */
-struct stored_fd {
-	int fd;			/* -1 once taken or closed */
-	int num;		/* from FDNAME=nfq-<num>, or -1 */
-};
-static struct stored_fd *stored;
-static unsigned n_stored;
-
-static int stored_name_num(const char *name)
-{
-	char *end;
-	unsigned long v;
-
-	if (!name || strncmp(name, "nfq-", 4) != 0 || !name[4])
-		return -1;
-	v = strtoul(name + 4, &end, 10);
-	return *end || v > UINT16_MAX ? -1 : (int)v;
-}
-
-static void fdstore_collect(void)
-{
-	char **names = NULL;
-	int n = sd_listen_fds_with_names(1, &names);
-
-	if (n > 0)
-		stored = calloc((size_t)n, sizeof(*stored));
-	for (int i = 0; stored && i < n; i++) {
-		stored[i].fd = SD_LISTEN_FDS_START + i;
-		stored[i].num = stored_name_num(names ? names[i] : NULL);
-	}
-	n_stored = stored ? (unsigned)n : 0;
-	for (int i = 0; names && names[i]; i++)
-		free(names[i]);
-	free(names);
-	if (n > 0)
-		log_info("systemd passed %d stored sockets", n);
-}
-
-/* The stored socket of queue NUM (now the caller's), or -1. */
-static int fdstore_take(uint16_t num)
-{
-	for (unsigned i = 0; i < n_stored; i++)
-		if (stored[i].fd >= 0 && stored[i].num == (int)num) {
-			int fd = stored[i].fd;
-
-			stored[i].fd = -1;
-			return fd;
-		}
-	return -1;
-}
-
-static void fdstore_notify(const char *what, uint16_t num, int *fd)
-{
-	char msg[64];
-
-	snprintf(msg, sizeof(msg), "%sFDNAME=nfq-%u", what, num);
-	if (sd_pid_notify_with_fds(0, 0, msg, fd, fd ? 1 : 0) < 0)
-		log_warn("queue %u: systemd fd store: notify failed", num);
-}
-
-/* Keep Q's socket in systemd's store: it outlives this process. */
-static void fdstore_put(struct queue *q)
-{
-	int fd = queue_fd(q);
-
-	if (!under_systemd)
-		return;
-	/* FDPOLL=0: systemd must not drop it on POLLERR. */
-	fdstore_notify("FDSTORE=1\nFDPOLL=0\n", queue_num(q), &fd);
-	queue_keep_bound(q, true);
-}
-
-/* Q leaves the config: systemd closes its copy, Q's stop unbinds. */
-static void fdstore_remove(struct queue *q)
-{
-	if (under_systemd)
-		fdstore_notify("FDSTOREREMOVE=1\n", queue_num(q), NULL);
-	queue_keep_bound(q, false);
-}
-
 /* Queue NUM in R (ascending queue numbers), or NULL. */
 static struct queue *find_queue(const struct registry *r, uint16_t num)
 {
@@ -271,70 +190,38 @@ static struct queue *find_queue(const struct registry *r, uint16_t num)
 	return NULL;
 }
 
-/* Stored sockets no queue of R took: close them (which unbinds their
- * queues once systemd's copies go too). */
-static void fdstore_close_rest(struct registry *r)
-{
-	for (unsigned i = 0; i < n_stored; i++) {
-		struct stored_fd *s = &stored[i];
-		struct queue *kept;
-
-		if (s->fd < 0)
-			continue;
-		close(s->fd);
-		s->fd = -1;
-		if (s->num < 0) {
-			log_warn("systemd passed a socket nfqd did not store: closed");
-			continue;
-		}
-		kept = find_queue(r, (uint16_t)s->num);
-		log_info("queue %u: %s: stored socket closed", s->num,
-			 kept ? "a second stored socket" : "not in the config");
-		if (!under_systemd)
-			continue;
-		fdstore_notify("FDSTOREREMOVE=1\n", (uint16_t)s->num, NULL);
-		/* That removed every socket of the name: store ours again. */
-		if (kept)
-			fdstore_put(kept);
-	}
-	free(stored);
-	stored = NULL;
-	n_stored = 0;
-}
-
-static ev_timer watchdog_timer;
-static bool watchdog_stalled;
-
 /* WATCHDOG=1 only while every worker completes batches or waits. */
 static void on_watchdog(struct ev_loop *loop, ev_timer *w, int revents)
 {
-	struct registry *r = registry_get();
+	struct nfqd *d = w->data;
+	struct registry *r = registry_get(&d->reg);
 	int stuck = -1;
 
 	for (unsigned i = 0; r && i < r->n; i++)
 		if (!queue_progressed(r->q[i]) && stuck < 0)
 			stuck = queue_num(r->q[i]);
 	if (stuck < 0) {
-		if (watchdog_stalled)
+		if (d->watchdog_stalled)
 			log_info("watchdog: every worker makes progress again");
-		watchdog_stalled = false;
+		d->watchdog_stalled = false;
 		sd_notify(0, "WATCHDOG=1");
 		return;
 	}
-	if (!watchdog_stalled)
+	if (!d->watchdog_stalled)
 		log_warn("queue %d: worker stuck in a batch: no watchdog ping",
 			 stuck);
-	watchdog_stalled = true;
+	d->watchdog_stalled = true;
 }
 
-static void watchdog_start(struct ev_loop *loop)
+static void watchdog_start(struct nfqd *d)
 {
 	uint64_t usec = 0;
 
 	if (sd_watchdog_enabled(0, &usec) <= 0 || usec == 0)
 		return;
-	ev_timer_init(&watchdog_timer, on_watchdog, 0., usec / 2e6);
-	ev_timer_again(loop, &watchdog_timer);
+	ev_timer_init(&d->watchdog_timer, on_watchdog, 0., usec / 2e6);
+	d->watchdog_timer.data = d;
+	ev_timer_again(d->loop, &d->watchdog_timer);
 	sd_notify(0, "WATCHDOG=1");
 	log_info("watchdog: %.1f s, pinged while every worker makes progress",
 		 usec / 1e6);
@@ -342,7 +229,7 @@ static void watchdog_start(struct ev_loop *loop)
 
 static void notify_status(const struct nfqd *d, const char *state)
 {
-	struct registry *r = registry_get();
+	struct registry *r = registry_get(&d->reg);
 
 	sd_notifyf(0, "%sSTATUS=generation %llu, %u queues", state,
 		   (unsigned long long)d->generation, r->n);
@@ -369,7 +256,7 @@ static void notify_reload_failed(const struct nfqd *d, const char *errors,
 	const char *e = errors && *errors ? errors : strerror(-err);
 
 	sd_notifyf(0, "READY=1\nSTATUS=reload failed, keeping generation %llu, %u queues: %.*s",
-		   (unsigned long long)d->generation, registry_get()->n,
+		   (unsigned long long)d->generation, registry_get(&d->reg)->n,
 		   (int)strcspn(e, "\n"), e);
 }
 
@@ -399,21 +286,24 @@ static int open_queues(struct nfqd *d, struct registry *r,
 	int rc = 0;
 
 	for (unsigned i = 0; i < r->n && rc == 0; i++) {
-		int cpu = cpu_for_queue(o, nums[i]);
-		unsigned slot = alloc_slot(slot_used);
-		int fd = fdstore_take(nums[i]);
+		struct queue_place at = {
+			.num = nums[i],
+			.cpu = cpu_for_queue(o, nums[i]),
+			.slot = alloc_slot(d->slot_used),
+			.root = &d->reg,
+		};
+		int fd = fdstore_take(&d->fds, nums[i]);
 
 		if (fd >= 0) {
-			rc = queue_adopt(&r->q[i], fd, nums[i], cpu, slot, o,
-					 kflags);
+			rc = queue_adopt(&r->q[i], fd, &at, o, kflags);
 			/* systemd holds a copy: it outlives us either way */
 			if (r->q[i])
-				queue_keep_bound(r->q[i], under_systemd);
+				queue_keep_bound(r->q[i], d->fds.under_systemd);
 			continue;
 		}
-		rc = queue_open(&r->q[i], nums[i], cpu, slot, o, kflags);
+		rc = queue_open(&r->q[i], &at, o, kflags);
 		if (rc == 0)
-			fdstore_put(r->q[i]);
+			fdstore_put(&d->fds, r->q[i]);
 	}
 	return rc;
 }
@@ -441,23 +331,23 @@ static int start_queues(struct nfqd *d, const uint16_t *nums, unsigned n)
 	policy_use_ifcache(p, d->ifc);
 	/* Packets can arrive as soon as a queue is bound, and are judged
 	 * while waiting for the kernel's ACKs: publish the policy first. */
-	registry_publish_policy(p);
+	registry_publish_policy(&d->reg, p);
 	rc = open_queues(d, r, nums, policy_kernel_flags(p));
 	if (rc < 0) {
 		close_queues(r->q, n);
 		free(r);
 		return rc;
 	}
-	registry_publish(r);
-	fdstore_close_rest(r);
+	registry_publish(&d->reg, r);
+	fdstore_close_rest(&d->fds, r);
 	return 0;
 }
 
 /* Workers start last: they inherit the credentials the main thread has
  * then (see drop_privileges()). */
-static int start_workers(void)
+static int start_workers(struct nfqd *d)
 {
-	struct registry *r = registry_get();
+	struct registry *r = registry_get(&d->reg);
 	int rc = 0;
 
 	for (unsigned i = 0; i < r->n && rc == 0; i++)
@@ -570,8 +460,6 @@ static void loop_acquire(struct ev_loop *loop)
 	rcu_thread_online();
 }
 
-static ev_signal sig_watchers[3];
-static ev_timer log_timer;
 
 static void on_log_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
@@ -583,9 +471,9 @@ static void watch_signals(struct nfqd *d)
 	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT };
 
 	for (unsigned i = 0; i < 3; i++) {
-		ev_signal_init(&sig_watchers[i], on_signal, sigs[i]);
-		sig_watchers[i].data = d;
-		ev_signal_start(d->loop, &sig_watchers[i]);
+		ev_signal_init(&d->sig_watchers[i], on_signal, sigs[i]);
+		d->sig_watchers[i].data = d;
+		ev_signal_start(d->loop, &d->sig_watchers[i]);
 	}
 }
 
@@ -595,10 +483,10 @@ int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 	char *errors = NULL;
 	int n, rc;
 
+	registry_init(&d->reg);
 	d->pid = getpid();
 	/* First: sd_listen_fds*() must see LISTEN_PID before anything. */
-	under_systemd = getenv("NOTIFY_SOCKET") != NULL;
-	fdstore_collect();
+	fdstore_collect(&d->fds);
 	d->config_path = config_path;
 	d->builtin_config = builtin;
 	d->loop = ev_default_loop(EVFLAG_AUTO | EVFLAG_SIGNALFD);
@@ -607,9 +495,9 @@ int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 	d->start_time = ev_time();
 	ev_set_loop_release_cb(d->loop, loop_release, loop_acquire);
 	watch_signals(d);
-	ev_timer_init(&log_timer, on_log_timer, LOG_FLUSH_SECONDS,
+	ev_timer_init(&d->log_timer, on_log_timer, LOG_FLUSH_SECONDS,
 		      LOG_FLUSH_SECONDS);
-	ev_timer_start(d->loop, &log_timer);
+	ev_timer_start(d->loop, &d->log_timer);
 
 	rc = load_conf(config_path, builtin, &d->conf, &errors);
 	if (rc < 0) {
@@ -647,13 +535,13 @@ int nfqd_serve(struct nfqd *d)
 
 	rc = drop_privileges(&d->conf->opts, d->stats_dir_created);
 	if (rc == 0)
-		rc = start_workers();
+		rc = start_workers(d);
 	if (rc < 0)
 		return rc;
 	log_info("started: %u queues, config %s, generation 1", d->nqueues,
 		 d->builtin_config ? "built-in" : d->config_path);
 	notify_status(d, "READY=1\n");
-	watchdog_start(d->loop);
+	watchdog_start(d);
 	return 0;
 }
 
@@ -674,12 +562,12 @@ struct reload_plan {
 
 /* Which queues stay, go and come, with a slot for each new one; binds
  * nothing yet. */
-static int plan_queues(const uint16_t *nums, unsigned n,
+static int plan_queues(struct nfqd *d, const uint16_t *nums, unsigned n,
 		       struct reload_plan *pl, char **errors)
 {
-	struct registry *cur = registry_get();
+	struct registry *cur = registry_get(&d->reg);
 
-	memcpy(pl->used, slot_used, sizeof(pl->used));
+	memcpy(pl->used, d->slot_used, sizeof(pl->used));
 	if (n > NFQD_MAX_QUEUES)
 		return -E2BIG;
 	pl->next = registry_alloc(n);
@@ -711,7 +599,7 @@ static int plan_queues(const uint16_t *nums, unsigned n,
 }
 
 /* Bind the new queues with the flags KFLAGS; their workers wait. */
-static int open_new(const struct conf *nc, uint32_t kflags,
+static int open_new(struct nfqd *d, const struct conf *nc, uint32_t kflags,
 		    struct reload_plan *pl, char **errors)
 {
 	int rc = 0;
@@ -721,9 +609,14 @@ static int open_new(const struct conf *nc, uint32_t kflags,
 
 		if (!pl->opened[i])
 			continue;
-		rc = queue_open(&pl->next->q[i], num,
-				cpu_for_queue(&nc->opts, num), pl->slot[i],
-				&nc->opts, kflags);
+		struct queue_place at = {
+			.num = num,
+			.cpu = cpu_for_queue(&nc->opts, num),
+			.slot = pl->slot[i],
+			.root = &d->reg,
+		};
+
+		rc = queue_open(&pl->next->q[i], &at, &nc->opts, kflags);
 		if (rc < 0)
 			add_error(errors, "queue %u: cannot bind (%s)", num,
 				  strerror(-rc));
@@ -731,7 +624,8 @@ static int open_new(const struct conf *nc, uint32_t kflags,
 	return rc;
 }
 
-static int start_new(struct reload_plan *pl, char **errors)
+static int start_new(const struct nfqd *d, struct reload_plan *pl,
+		     char **errors)
 {
 	for (unsigned i = 0; i < pl->next->n; i++) {
 		int rc;
@@ -802,8 +696,8 @@ static void revert_kept(const struct nfqd *d, struct reload_plan *pl)
 {
 	uint32_t old_kflags = 0;
 
-	if (registry_policy())
-		old_kflags = policy_kernel_flags(registry_policy());
+	if (registry_policy(&d->reg))
+		old_kflags = policy_kernel_flags(registry_policy(&d->reg));
 	for (unsigned i = 0; pl->next && i < pl->next->n; i++)
 		if (pl->asked[i])
 			queue_reconfigure(pl->next->q[i], &d->conf->opts,
@@ -826,14 +720,14 @@ static int reconfigure_kept(const struct conf *nc, uint32_t kflags,
 }
 
 /* Switch to the planned table: nothing here can fail. */
-static void commit_plan(struct reload_plan *pl)
+static void commit_plan(struct nfqd *d, struct reload_plan *pl)
 {
-	registry_publish(pl->next);
+	registry_publish(&d->reg, pl->next);
 	for (unsigned i = 0; i < pl->next->n; i++)
 		if (pl->opened[i])
-			fdstore_put(pl->next->q[i]);
+			fdstore_put(&d->fds, pl->next->q[i]);
 	for (unsigned i = 0; i < pl->n_removed; i++) {
-		fdstore_remove(pl->removed[i]);
+		fdstore_remove(&d->fds, pl->removed[i]);
 		queue_request_stop(pl->removed[i]);
 	}
 	for (unsigned i = 0; i < pl->n_removed; i++) {
@@ -842,7 +736,7 @@ static void commit_plan(struct reload_plan *pl)
 		log_info("queue %u: removed", queue_num(pl->removed[i]));
 		queue_free(pl->removed[i]);
 	}
-	memcpy(slot_used, pl->used, sizeof(slot_used));
+	memcpy(d->slot_used, pl->used, sizeof(d->slot_used));
 }
 
 /*
@@ -854,8 +748,8 @@ static void commit_plan(struct reload_plan *pl)
  */
 static int reload_with(struct nfqd *d, struct conf *nc, char **errors)
 {
-	static struct reload_plan pl;
-	struct policy *p = NULL, *old = registry_policy();
+	struct reload_plan *pl;
+	struct policy *p = NULL, *old = registry_policy(&d->reg);
 	uint16_t *nums = NULL;
 	uint32_t kflags = 0;
 	int n, rc;
@@ -866,33 +760,39 @@ static int reload_with(struct nfqd *d, struct conf *nc, char **errors)
 			  strerror(-n));
 		return n;
 	}
-	memset(&pl, 0, sizeof(pl));
-	rc = plan_queues(nums, (unsigned)n, &pl, errors);
+	pl = calloc(1, sizeof(*pl));	/* big: a table per queue slot */
+	if (!pl) {
+		free(nums);
+		return -ENOMEM;
+	}
+	rc = plan_queues(d, nums, (unsigned)n, pl, errors);
 	free(nums);
 	if (rc == 0) {
-		p = policy_build(nc, slot_count(pl.used), errors);
+		p = policy_build(nc, slot_count(pl->used), errors);
 		if (p)
 			policy_use_ifcache(p, d->ifc);
 		rc = p ? check_kflags(d, p, errors) : -EINVAL;
 	}
 	if (rc == 0) {
 		kflags = policy_kernel_flags(p);
-		rc = open_new(nc, kflags | (old ? policy_kernel_flags(old) : 0),
-			      &pl, errors);
+		rc = open_new(d, nc, kflags | (old ? policy_kernel_flags(old) : 0),
+			      pl, errors);
 	}
 	if (rc == 0)
-		rc = reconfigure_kept(nc, kflags, &pl, errors);
+		rc = reconfigure_kept(nc, kflags, pl, errors);
 	if (rc == 0)
-		rc = start_new(&pl, errors);
+		rc = start_new(d, pl, errors);
 	if (rc < 0) {
-		revert_kept(d, &pl);
+		revert_kept(d, pl);
 		policy_free(p);
-		abort_plan(&pl);
+		abort_plan(pl);
+		free(pl);
 		return rc;
 	}
 	/* Only now: every queue has the kernel flags P needs. */
-	policy_free(registry_publish_policy(p));
-	commit_plan(&pl);
+	policy_free(registry_publish_policy(&d->reg, p));
+	commit_plan(d, pl);
+	free(pl);
 	return 0;
 }
 
@@ -919,7 +819,7 @@ int nfqd_reload(struct nfqd *d, char **errors)
 	stats_reconfigure(d->stats, &d->conf->opts);
 	log_info("reloaded %s: generation %llu, %u queues",
 		 d->builtin_config ? "built-in config" : d->config_path,
-		 (unsigned long long)d->generation, registry_get()->n);
+		 (unsigned long long)d->generation, registry_get(&d->reg)->n);
 	notify_status(d, "READY=1\n");
 	return 0;
 }
@@ -929,11 +829,11 @@ void nfqd_counters_reset(struct nfqd *d)
 	struct registry *r;
 
 	rcu_read_lock();
-	r = registry_get();
+	r = registry_get(&d->reg);
 	for (unsigned i = 0; i < r->n; i++)
 		queue_counters_reset(r->q[i]);
-	if (registry_policy())
-		policy_counters_reset(registry_policy());
+	if (registry_policy(&d->reg))
+		policy_counters_reset(registry_policy(&d->reg));
 	rcu_read_unlock();
 }
 
@@ -954,9 +854,9 @@ static void log_final(const struct queue *q)
 		 (unsigned long long)c.orphans);
 }
 
-static void shutdown_queues(void)
+static void shutdown_queues(struct nfqd *d)
 {
-	struct registry *r = registry_get();
+	struct registry *r = registry_get(&d->reg);
 
 	for (unsigned i = 0; i < r->n; i++)
 		queue_request_stop(r->q[i]);
@@ -966,25 +866,25 @@ static void shutdown_queues(void)
 	}
 }
 
-static void free_queues(void)
+static void free_queues(struct nfqd *d)
 {
-	struct registry *r = registry_get();
+	struct registry *r = registry_get(&d->reg);
 	struct queue *qs[NFQD_MAX_QUEUES];
 	unsigned n = r->n;
 
 	memcpy(qs, r->q, n * sizeof(qs[0]));
-	registry_publish(NULL);
+	registry_publish(&d->reg, NULL);
 	for (unsigned i = 0; i < n; i++)
 		queue_free(qs[i]);
 }
 
 void nfqd_stop(struct nfqd *d)
 {
-	ev_timer_stop(d->loop, &log_timer);
-	shutdown_queues();
-	free_queues();
+	ev_timer_stop(d->loop, &d->log_timer);
+	shutdown_queues(d);
+	free_queues(d);
 	log_rings_flush();
-	policy_free(registry_publish_policy(NULL));
+	policy_free(registry_publish_policy(&d->reg, NULL));
 	ifcache_free(d->ifc);
 	d->ifc = NULL;
 	conf_free(d->conf);
@@ -1025,6 +925,7 @@ static void ctl_counters_reset(void *ctx)
 void nfqd_ctl_ops(struct nfqd *d, struct ctl_ops *ops)
 {
 	ops->ctx = d;
+	ops->root = &d->reg;
 	ops->status = ctl_status_of;
 	ops->reload = ctl_reload;
 	ops->counters_reset = ctl_counters_reset;

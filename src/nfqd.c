@@ -62,7 +62,7 @@ static int run_daemon(struct nfqd *d, const char *path, bool builtin)
 	if (rc == 0)
 		rc = ctl_start(d->loop, &d->conf->opts, &ops, &ctl);
 	if (rc == 0)
-		rc = stats_start(d->loop, &d->conf->opts, &d->stats);
+		rc = stats_start(d->loop, &d->conf->opts, &d->reg, &d->stats);
 	if (rc == 0)
 		rc = nfqd_serve(d);
 	if (rc < 0)

@@ -469,7 +469,7 @@ int queue_receive_batch(struct queue *q)
 		return -err;
 	}
 	rcu_read_lock();
-	pol = registry_policy();
+	pol = q->root ? registry_policy(q->root) : NULL;
 	for (int i = 0; i < n; i++)
 		handle_datagram(q, pol, q->rx + (size_t)i * q->rx_each,
 				q->msgs[i].msg_len,
@@ -497,7 +497,7 @@ void queue_params_from_options(struct queue_params *p,
 		p->flags |= NFQA_CFG_F_GSO;
 }
 
-int queue_alloc(struct queue **out, uint16_t num, int cpu, unsigned slot,
+int queue_alloc(struct queue **out, const struct queue_place *at,
 		const struct conf_options *o)
 {
 	char name[32];
@@ -508,13 +508,14 @@ int queue_alloc(struct queue **out, uint16_t num, int cpu, unsigned slot,
 		return -ENOMEM;
 	memset(q, 0, sizeof(*q));
 	*out = q;
-	q->num = num;
-	q->cpu = cpu;
-	q->slot = slot;
+	q->root = at->root;
+	q->num = at->num;
+	q->cpu = at->cpu;
+	q->slot = at->slot;
 	q->fd = -1;
 	queue_params_from_options(&q->params, o, 0);
 	q->main_params = q->params;
-	snprintf(name, sizeof(name), "queue %u", num);
+	snprintf(name, sizeof(name), "queue %u", at->num);
 	q->log = log_ring_new(name);
 	if (!q->log || alloc_rx(q, &q->params) < 0 ||
 	    verdict_batch_init(&q->vb, q->num, q->params.batch) < 0)

@@ -163,13 +163,13 @@ static int open_socket(struct queue *q, uint64_t rcvbuf)
 	return setup_socket(q, rcvbuf);
 }
 
-int queue_open(struct queue **out, uint16_t num, int cpu, unsigned slot,
+int queue_open(struct queue **out, const struct queue_place *at,
 	       const struct conf_options *o, uint32_t kflags)
 {
 	struct queue *q;
 	int rc;
 
-	rc = queue_alloc(out, num, cpu, slot, o);
+	rc = queue_alloc(out, at, o);
 	q = *out;
 	if (rc < 0)
 		return rc;
@@ -282,13 +282,13 @@ static void orphans_prepare(struct queue *q, enum verdict_kind v)
 	q->orphans_pending = true;
 }
 
-int queue_adopt(struct queue **out, int fd, uint16_t num, int cpu,
-		unsigned slot, const struct conf_options *o, uint32_t kflags)
+int queue_adopt(struct queue **out, int fd, const struct queue_place *at,
+		const struct conf_options *o, uint32_t kflags)
 {
 	struct queue *q;
 	int rc;
 
-	rc = queue_alloc(out, num, cpu, slot, o);
+	rc = queue_alloc(out, at, o);
 	q = *out;
 	if (rc < 0) {
 		close(fd);
@@ -298,7 +298,7 @@ int queue_adopt(struct queue **out, int fd, uint16_t num, int cpu,
 	q->main_params = q->params;
 	q->nl = mnl_socket_fdopen(fd);
 	if (!q->nl) {
-		log_err("queue %u: stored socket unusable (%s)", num,
+		log_err("queue %u: stored socket unusable (%s)", at->num,
 			strerror(errno));
 		close(fd);
 		return -errno;
@@ -327,7 +327,7 @@ int queue_adopt(struct queue **out, int fd, uint16_t num, int cpu,
 	orphans_upto_seq(q);
 	queue_counters_publish(q);
 	log_info("queue %u: %s the socket stored by the previous process",
-		 num, q->adopted ? "adopted" : "rebound");
+		 at->num, q->adopted ? "adopted" : "rebound");
 	return 0;
 }
 

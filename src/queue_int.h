@@ -38,6 +38,7 @@ struct reconf {
 		       NFQA_CFG_F_UID_GID | NFQA_CFG_F_CONNTRACK)
 
 struct queue {
+	const struct registry_root *root;	/* the policy to judge with */
 	uint16_t num;
 	int cpu;
 	unsigned slot;

@@ -1,15 +1,21 @@
 /*
- * registry.c - the RCU-published queue table and policy pointer. Only the
- * main thread publishes; workers, stats and control read lock-free.
+ * registry.c - the RCU-published queue table and policy pointer of one
+ * struct registry_root (the daemon's). Only the main thread publishes;
+ * workers, stats and control read lock-free.
  */
 #include <stdlib.h>
 #include <urcu-qsbr.h>
 
 #include "registry.h"
 
+/* What a root points to before the first table and after the last. */
 static struct registry empty_registry;
-static struct registry *current_registry = &empty_registry;
-static struct policy *current_policy;
+
+void registry_init(struct registry_root *root)
+{
+	root->queues = &empty_registry;
+	root->policy = NULL;
+}
 
 struct registry *registry_alloc(unsigned n)
 {
@@ -20,14 +26,14 @@ struct registry *registry_alloc(unsigned n)
 	return r;
 }
 
-struct registry *registry_get(void)
+struct registry *registry_get(const struct registry_root *root)
 {
-	return rcu_dereference(current_registry);
+	return rcu_dereference(root->queues);
 }
 
-void registry_publish(struct registry *r)
+void registry_publish(struct registry_root *root, struct registry *r)
 {
-	struct registry *old = rcu_xchg_pointer(&current_registry,
+	struct registry *old = rcu_xchg_pointer(&root->queues,
 						r ? r : &empty_registry);
 
 	synchronize_rcu();
@@ -35,14 +41,15 @@ void registry_publish(struct registry *r)
 		free(old);
 }
 
-struct policy *registry_policy(void)
+struct policy *registry_policy(const struct registry_root *root)
 {
-	return rcu_dereference(current_policy);
+	return rcu_dereference(root->policy);
 }
 
-struct policy *registry_publish_policy(struct policy *p)
+struct policy *registry_publish_policy(struct registry_root *root,
+				       struct policy *p)
 {
-	struct policy *old = rcu_xchg_pointer(&current_policy, p);
+	struct policy *old = rcu_xchg_pointer(&root->policy, p);
 
 	synchronize_rcu();
 	return old;

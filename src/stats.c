@@ -26,6 +26,7 @@
 
 struct stats {
 	struct ev_loop *loop;
+	const struct registry_root *root;	/* the queues to report */
 	ev_timer timer;
 	char *path;		/* the stats file */
 	char *tmpl;		/* DIR/.NAME.XXXXXX: the temporary files */
@@ -107,14 +108,15 @@ int stats_kernel_line(uint16_t num, struct kqueue_line *out)
 }
 
 /* Copy the queue numbers, CPUs and counters out of the RCU table. */
-static int snapshot_queues(struct stats_row **out)
+static int snapshot_queues(const struct registry_root *root,
+			   struct stats_row **out)
 {
 	struct stats_row *rows;
 	struct registry *r;
 	unsigned n;
 
 	rcu_read_lock();
-	r = registry_get();
+	r = registry_get(root);
 	n = r ? r->n : 0;
 	rows = calloc(n ? n : 1, sizeof(*rows));
 	if (!rows) {
@@ -131,13 +133,13 @@ static int snapshot_queues(struct stats_row **out)
 	return (int)n;
 }
 
-int stats_snapshot(struct stats_row **out)
+int stats_snapshot(const struct registry_root *root, struct stats_row **out)
 {
 	struct kqueue_line *k;
 	struct stats_row *rows;
 	int n, nk;
 
-	n = snapshot_queues(&rows);
+	n = snapshot_queues(root, &rows);
 	if (n < 0)
 		return n;
 	/* The kernel's file is read outside the read-side section. */
@@ -228,14 +230,14 @@ static int write_all(int fd, const char *buf, size_t len)
 }
 
 /* Format every row into one malloc'd buffer. Returns its length or -errno. */
-static ssize_t stats_render(char **out)
+static ssize_t stats_render(const struct registry_root *root, char **out)
 {
 	struct stats_row *rows;
 	size_t len = 0;
 	char *buf;
 	int n;
 
-	n = stats_snapshot(&rows);
+	n = stats_snapshot(root, &rows);
 	if (n < 0)
 		return n;
 	buf = malloc((size_t)n * STATS_LINE_MAX + 1);
@@ -292,7 +294,7 @@ static int stats_write_file(struct stats *s)
 	ssize_t len;
 	int fd, ret;
 
-	len = stats_render(&buf);
+	len = stats_render(s->root, &buf);
 	if (len < 0)
 		return (int)len;
 	tmp = malloc(size);
@@ -371,7 +373,7 @@ static uint32_t opt_interval(const struct conf_options *o)
 }
 
 int stats_start(struct ev_loop *loop, const struct conf_options *o,
-		struct stats **out)
+		const struct registry_root *root, struct stats **out)
 {
 	struct stats *s;
 	int ret;
@@ -380,6 +382,7 @@ int stats_start(struct ev_loop *loop, const struct conf_options *o,
 	if (!s)
 		return -ENOMEM;
 	s->loop = loop;
+	s->root = root;
 	ret = stats_set_path(s, opt_path(o));
 	if (ret == 0)
 		ret = stats_mkdir_parent(s->path);

@@ -92,7 +92,8 @@ static int setup(void **state)
 	f->pol = policy_build(f->conf, 1, &err);
 	assert_non_null(f->pol);
 	assert_int_equal(policy_incomplete_verdict(f->pol), NF_DROP);
-	assert_int_equal(queue_alloc(&f->q, 3, -1, 0, &f->conf->opts), 0);
+	assert_int_equal(queue_alloc(&f->q, &(struct queue_place){ .num = 3,
+			 .cpu = -1 }, &f->conf->opts), 0);
 	*state = f;
 	return 0;
 }

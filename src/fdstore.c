@@ -1,0 +1,126 @@
+/*
+ * fdstore.c - the queue sockets kept in systemd's file descriptor store:
+ * collected at start (LISTEN_FDS, FDNAME=nfq-<num>), handed to the queues
+ * that adopt them, stored after every bind, removed when a queue goes.
+ * Main thread only; the daemon owns the one struct fdstore.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "fdstore.h"
+#include "log.h"
+#include "queue.h"
+#include "registry.h"
+
+static int stored_name_num(const char *name)
+{
+	char *end;
+	unsigned long v;
+
+	if (!name || strncmp(name, "nfq-", 4) != 0 || !name[4])
+		return -1;
+	v = strtoul(name + 4, &end, 10);
+	return *end || v > UINT16_MAX ? -1 : (int)v;
+}
+
+void fdstore_collect(struct fdstore *fs)
+{
+	char **names = NULL;
+	int n = sd_listen_fds_with_names(1, &names);
+
+	fs->under_systemd = getenv("NOTIFY_SOCKET") != NULL;
+	if (n > 0)
+		fs->fds = calloc((size_t)n, sizeof(*fs->fds));
+	for (int i = 0; fs->fds && i < n; i++) {
+		fs->fds[i].fd = SD_LISTEN_FDS_START + i;
+		fs->fds[i].num = stored_name_num(names ? names[i] : NULL);
+	}
+	fs->n = fs->fds ? (unsigned)n : 0;
+	for (int i = 0; names && names[i]; i++)
+		free(names[i]);
+	free(names);
+	if (n > 0)
+		log_info("systemd passed %d stored sockets", n);
+}
+
+/* The stored socket of queue NUM (now the caller's), or -1. */
+int fdstore_take(struct fdstore *fs, uint16_t num)
+{
+	for (unsigned i = 0; i < fs->n; i++)
+		if (fs->fds[i].fd >= 0 && fs->fds[i].num == (int)num) {
+			int fd = fs->fds[i].fd;
+
+			fs->fds[i].fd = -1;
+			return fd;
+		}
+	return -1;
+}
+
+static void fdstore_notify(const char *what, uint16_t num, int *fd)
+{
+	char msg[64];
+
+	snprintf(msg, sizeof(msg), "%sFDNAME=nfq-%u", what, num);
+	if (sd_pid_notify_with_fds(0, 0, msg, fd, fd ? 1 : 0) < 0)
+		log_warn("queue %u: systemd fd store: notify failed", num);
+}
+
+/* Keep Q's socket in systemd's store: it outlives this process. */
+void fdstore_put(const struct fdstore *fs, struct queue *q)
+{
+	int fd = queue_fd(q);
+
+	if (!fs->under_systemd)
+		return;
+	/* FDPOLL=0: systemd must not drop it on POLLERR. */
+	fdstore_notify("FDSTORE=1\nFDPOLL=0\n", queue_num(q), &fd);
+	queue_keep_bound(q, true);
+}
+
+/* Q leaves the config: systemd closes its copy, Q's stop unbinds. */
+void fdstore_remove(const struct fdstore *fs, struct queue *q)
+{
+	if (fs->under_systemd)
+		fdstore_notify("FDSTOREREMOVE=1\n", queue_num(q), NULL);
+	queue_keep_bound(q, false);
+}
+
+
+/* Stored sockets no queue of R took: close them (which unbinds their
+ * queues once systemd's copies go too). */
+void fdstore_close_rest(struct fdstore *fs, const struct registry *r)
+{
+	for (unsigned i = 0; i < fs->n; i++) {
+		struct stored_fd *s = &fs->fds[i];
+		struct queue *kept;
+
+		if (s->fd < 0)
+			continue;
+		close(s->fd);
+		s->fd = -1;
+		if (s->num < 0) {
+			log_warn("systemd passed a socket nfqd did not store: closed");
+			continue;
+		}
+		kept = NULL;
+		for (unsigned j = 0; j < r->n; j++)
+			if (queue_num(r->q[j]) == s->num)
+				kept = r->q[j];
+		log_info("queue %u: %s: stored socket closed", s->num,
+			 kept ? "a second stored socket" : "not in the config");
+		if (!fs->under_systemd)
+			continue;
+		fdstore_notify("FDSTOREREMOVE=1\n", (uint16_t)s->num, NULL);
+		/* That removed every socket of the name: store ours again. */
+		if (kept)
+			fdstore_put(fs, kept);
+	}
+	free(fs->fds);
+	fs->fds = NULL;
+	fs->n = 0;
+}
