@@ -10,10 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define NFQD_DEFAULT_CONFIG	"/etc/nfqd/nfqd.conf"
-#define NFQD_DEFAULT_STATS	"/run/nfqd/stats"
-#define NFQD_DEFAULT_SOCKET	"/run/nfqd/nfqd.sock"
-#define NFQD_MAX_QUEUES		1024	/* most queues one daemon binds */
+#include "nfqd.h"
+#include "pkt.h"	/* TCPF_*, CT_STATE_*: match flags */
+
 #define NFQD_MAX_ERRORS		20	/* errors reported per file */
 
 /* Where something was written: for "FILE:LINE:COL: message". */
@@ -125,19 +124,6 @@ enum match_field {
 	MATCH_CT_STATE,			/* flags: CT_STATE_* bits, any listed */
 	MATCH_LIMIT,			/* rate/per_seconds/burst */
 };
-
-/* TCP flag bits as in the TCP header. */
-#define TCPF_FIN	0x01
-#define TCPF_SYN	0x02
-#define TCPF_RST	0x04
-#define TCPF_PSH	0x08
-#define TCPF_ACK	0x10
-#define TCPF_URG	0x20
-
-#define CT_STATE_NEW		0x1
-#define CT_STATE_ESTABLISHED	0x2
-#define CT_STATE_RELATED	0x4
-#define CT_STATE_INVALID	0x8
 
 struct conf_match {
 	enum match_field field;

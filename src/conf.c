@@ -116,13 +116,13 @@ int conf_load_buffer(const char *name, const char *buf, size_t len,
 	st.file = st.conf->files[0];
 	rc = conf_parse_buffer(&st, buf, len);
 	if (rc != -ENOMEM && !st.nomem)
-		pst_finish(&st);
+		conf_pst_finish(&st);
 	if (rc == -ENOMEM || st.nomem) {
 		rc = -ENOMEM;
 	} else if (st.n_errs || st.too_many || rc) {
 		if (!st.n_errs && !st.too_many)
-			pst_error(&st, &(struct conf_loc){ st.file, 1, 1 },
-				  "cannot parse");
+			conf_error(&st, &(struct conf_loc){ st.file, 1, 1 },
+				   "cannot parse");
 		*errors = join_errors(&st);
 		rc = *errors ? -EINVAL : -ENOMEM;
 	} else {
@@ -131,7 +131,7 @@ int conf_load_buffer(const char *name, const char *buf, size_t len,
 	}
 	if (rc == -ENOMEM && asprintf(errors, "%s: out of memory\n", name) < 0)
 		*errors = NULL;
-	pst_cleanup(&st);
+	conf_pst_cleanup(&st);
 	conf_free(st.conf);
 	return rc;
 }
@@ -218,7 +218,7 @@ void conf_free(struct conf *c)
 	}
 	free(c->sets);
 	for (unsigned h = 0; h < HOOK_MAX; h++)
-		rules_free(c->hooks[h].rules, c->hooks[h].n_rules);
+		conf_rules_free(c->hooks[h].rules, c->hooks[h].n_rules);
 	for (unsigned i = 0; i < c->n_files; i++)
 		free(c->files[i]);
 	free(c->files);

@@ -10,9 +10,9 @@
 #include <urcu-qsbr.h>
 
 #include "config.h"
-#include "conf.h"
 #include "daemon.h"
 #include "log.h"
+#include "nfqd.h"
 
 static void usage(FILE *out)
 {

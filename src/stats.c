@@ -15,9 +15,9 @@
 #include <ev.h>
 #include <urcu-qsbr.h>
 
-#include "conf.h"
 #include "daemon.h"
 #include "log.h"
+#include "conf.h"
 #include "queue.h"
 #include "registry.h"
 #include "stats.h"
