@@ -14,6 +14,7 @@ struct ev_loop;
 struct conf;
 struct stats;
 struct ctl;
+struct diags;
 
 struct nfqd {
 	struct ev_loop *loop;		/* main thread's loop */
@@ -42,15 +43,12 @@ int nfqd_run(struct nfqd *d);
 /*
  * Re-read the config file and apply it: new policy, queues added or
  * removed, queue options reconfigured. On failure nothing changes and
- * *errors (malloc'd) holds the messages. Main thread only.
+ * DG holds the errors; the warnings go to DG either way (and to the log
+ * when the reload goes ahead). Main thread only.
  */
-int nfqd_reload(struct nfqd *d, char **errors);
+int nfqd_reload(struct nfqd *d, struct diags *dg);
 
 /* Zero nfqd's own counters: every queue's and the policy's. */
 void nfqd_counters_reset(struct nfqd *d);
-
-/* Check a config file as "nfqd -t" does: load and compile. 0 if valid;
- * prints "config OK" or the errors. */
-int nfqd_check_config(const char *path, bool builtin);
 
 #endif

@@ -594,9 +594,6 @@ void conf_pst_cleanup(struct pstate *st)
 	free(st->bad_sets);
 	st->bad_sets = NULL;
 	st->n_bad_sets = 0;
-	for (unsigned i = 0; i < st->n_errs; i++)
-		free(st->errs[i].msg);
-	st->n_errs = 0;
 }
 
 /* ---- hooks and rules ---- */

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "diag.h"
 
 /* One token's value: a number, address, name or string, as written. */
 enum atom_kind {
@@ -80,11 +81,6 @@ struct items {
 	unsigned n, cap;
 };
 
-struct perr {
-	unsigned line, col;
-	char *msg;
-};
-
 /* Set being parsed: properties may come in any order, so check at '}'. */
 struct pset {
 	struct conf_set set;
@@ -96,10 +92,8 @@ struct pset {
 struct pstate {
 	struct conf *conf;
 	const char *file;		/* conf->files[0] */
-	struct perr errs[NFQD_MAX_ERRORS];
-	unsigned n_errs;
-	bool too_many;
-	struct conf_loc too_many_loc;
+	struct diags *diags;		/* where errors go */
+	unsigned n_errs;		/* errors of this parse */
 	bool nomem;
 	const char *last_text;		/* the token just scanned */
 	struct pset *cur_set;
@@ -112,7 +106,7 @@ struct pstate {
 	unsigned n_bad_sets;
 };
 
-/* Record "FILE:LINE:COL: message" (at most NFQD_MAX_ERRORS are kept). */
+/* Report an error at LOC in st->file (diag.h keeps NFQD_MAX_ERRORS). */
 void conf_error(struct pstate *st, const struct conf_loc *loc,
 		const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void conf_verror(struct pstate *st, const struct conf_loc *loc,

@@ -168,28 +168,11 @@ void conf_items_free(struct items *l)
 void conf_verror(struct pstate *st, const struct conf_loc *loc,
 		 const char *fmt, va_list ap)
 {
-	struct perr *e;
-	char msg[1024];
-	int n;
+	struct conf_loc l = { st->file, loc->line, loc->col };
 
-	if (st->n_errs == NFQD_MAX_ERRORS) {
-		if (!st->too_many)
-			st->too_many_loc = *loc;
-		st->too_many = true;
-		return;
-	}
-	n = snprintf(msg, sizeof(msg), "%s:%u:%u: ", st->file, loc->line,
-		     loc->col);
-	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
-	e = &st->errs[st->n_errs];
-	e->msg = strdup(msg);
-	if (!e->msg) {
-		st->nomem = true;
-		return;
-	}
-	e->line = loc->line;
-	e->col = loc->col;
 	st->n_errs++;
+	if (diag_vadd(st->diags, DIAG_ERROR, &l, fmt, ap) == -ENOMEM)
+		st->nomem = true;
 }
 
 void conf_error(struct pstate *st, const struct conf_loc *loc,

@@ -16,6 +16,7 @@
 #include "conf.h"
 #include "ctl_cmd.h"
 #include "daemon.h"
+#include "diag.h"
 #include "log.h"
 #include "policy.h"
 #include "proto.h"
@@ -195,10 +196,13 @@ static json_t *reload_error_json(const char *errors, int err)
 
 static int cmd_reload(struct nfqd *d, json_t **out)
 {
-	char *errors = NULL;
+	struct diags dg = { 0 };
+	char *errors;
 	int ret;
 
-	ret = nfqd_reload(d, &errors);
+	ret = nfqd_reload(d, &dg);
+	errors = diag_join(&dg, DIAG_ERROR);
+	diag_free(&dg);
 	if (ret < 0) {
 		*out = reload_error_json(errors, ret);
 		log_err("control: reload failed, keeping generation %llu: %s",

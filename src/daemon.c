@@ -11,7 +11,6 @@
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include "conf.h"
 #include "ctl.h"
 #include "daemon.h"
+#include "diag.h"
 #include "ifcache.h"
 #include "log.h"
 #include "policy.h"
@@ -40,49 +40,14 @@ static bool slot_used[NFQD_MAX_QUEUES];
 /* ------------------------------------------------------------------ */
 /* helpers                                                             */
 
-/* Append "FMT\n" to the malloc'd string *errors. */
-static void add_error(char **errors, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void add_error(char **errors, const char *fmt, ...)
-{
-	char *line = NULL, *joined = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (vasprintf(&line, fmt, ap) < 0)
-		line = NULL;
-	va_end(ap);
-	if (!line)
-		return;
-	if (asprintf(&joined, "%s%s\n", *errors ? *errors : "", line) >= 0) {
-		free(*errors);
-		*errors = joined;
-	}
-	free(line);
-}
-
-static void log_error_lines(const char *prefix, const char *errors)
-{
-	const char *s = errors;
-
-	while (s && *s) {
-		const char *nl = strchr(s, '\n');
-		int len = nl ? (int)(nl - s) : (int)strlen(s);
-
-		log_err("%s%.*s", prefix, len, s);
-		s = nl ? nl + 1 : s + len;
-	}
-}
-
 static int load_conf(const char *path, bool builtin, struct conf **out,
-		     char **errors)
+		     struct diags *dg)
 {
 	if (builtin) {
 		*out = conf_default();
 		return *out ? 0 : -ENOMEM;
 	}
-	return conf_load(path, out, errors);
+	return conf_load(path, out, dg);
 }
 
 /* The CPU for queue NUM: queue base+i runs on the i-th CPU this process
@@ -142,15 +107,15 @@ static int start_worker(struct queue *q)
 
 /* Name the rule that needs a kernel feature this kernel lacks. */
 static int check_kflags(const struct nfqd *d, const struct policy *p,
-			char **errors)
+			struct diags *dg)
 {
 	uint32_t missing = policy_kernel_flags(p) & ~d->kflags_supported;
 
 	if (missing & NFQA_CFG_F_CONNTRACK)
-		add_error(errors, "%s: ct state needs conntrack attributes from NFQUEUE, which this kernel does not provide (CONFIG_NETFILTER_NETLINK_GLUE_CT)",
+		diag_add(dg, DIAG_ERROR, NULL, "%s: ct state needs conntrack attributes from NFQUEUE, which this kernel does not provide (CONFIG_NETFILTER_NETLINK_GLUE_CT)",
 			  policy_flag_user(p, NFQA_CFG_F_CONNTRACK));
 	if (missing & NFQA_CFG_F_UID_GID)
-		add_error(errors, "%s: meta skuid/skgid needs NFQUEUE uid/gid attributes, which this kernel refused",
+		diag_add(dg, DIAG_ERROR, NULL, "%s: meta skuid/skgid needs NFQUEUE uid/gid attributes, which this kernel refused",
 			  policy_flag_user(p, NFQA_CFG_F_UID_GID));
 	return missing ? -EOPNOTSUPP : 0;
 }
@@ -206,14 +171,16 @@ static void notify_reloading(const struct nfqd *d)
 
 /* A failed reload keeps the running policy: say so, with its first error
  * (a STATUS= value is one line). */
-static void notify_reload_failed(const struct nfqd *d, const char *errors,
-				 int err)
+static void notify_reload_failed(const struct nfqd *d,
+				 const struct diags *dg, int err)
 {
-	const char *e = errors && *errors ? errors : strerror(-err);
+	char *first = dg->errors ? diag_join(dg, DIAG_ERROR) : NULL;
+	const char *e = first ? first : strerror(-err);
 
 	sd_notifyf(0, "READY=1\nSTATUS=reload failed, keeping generation %llu, %u queues: %.*s",
 		   (unsigned long long)d->generation, registry_get()->n,
 		   (int)strcspn(e, "\n"), e);
+	free(first);
 }
 
 /* ------------------------------------------------------------------ */
@@ -239,7 +206,7 @@ static int open_queues(struct nfqd *d, struct registry *r,
 		       const uint16_t *nums, struct policy *p)
 {
 	const struct conf_options *o = &d->conf->opts;
-	char *errors = NULL;
+	struct diags dg = { 0 };
 	int rc = 0;
 
 	for (unsigned i = 0; i < r->n && rc == 0; i++) {
@@ -249,13 +216,11 @@ static int open_queues(struct nfqd *d, struct registry *r,
 			probe_kflags(d, r->q[0]);
 	}
 	if (rc == 0)
-		rc = check_kflags(d, p, &errors);
+		rc = check_kflags(d, p, &dg);
 	if (rc == 0)
 		rc = set_kflags(r, NULL, policy_kernel_flags(p));
-	if (errors) {
-		log_error_lines("", errors);
-		free(errors);
-	}
+	diag_log(&dg, "");
+	diag_free(&dg);
 	return rc;
 }
 
@@ -263,15 +228,15 @@ static int start_queues(struct nfqd *d, const uint16_t *nums, unsigned n)
 {
 	struct registry *r = registry_alloc(n);
 	struct policy *p;
-	char *errors = NULL;
+	struct diags dg = { 0 };
 	int rc;
 
 	if (!r)
 		return -ENOMEM;
-	p = policy_build(d->conf, n, &errors);
+	p = policy_build(d->conf, n, &dg);
+	diag_log(&dg, "");
+	diag_free(&dg);
 	if (!p) {
-		log_error_lines("", errors);
-		free(errors);
 		free(r);
 		return -EINVAL;
 	}
@@ -361,19 +326,19 @@ static int drop_privileges(const struct conf_options *o, bool created_dir)
 static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	struct nfqd *d = w->data;
-	char *errors = NULL;
+	struct diags dg = { 0 };
 
 	if (w->signum != SIGHUP) {
 		log_info("signal %d: stopping", w->signum);
 		ev_break(loop, EVBREAK_ALL);
 		return;
 	}
-	if (nfqd_reload(d, &errors) < 0) {
-		log_error_lines("reload failed: ", errors);
+	if (nfqd_reload(d, &dg) < 0) {
+		diag_log(&dg, "reload failed: ");
 		log_err("reload failed: keeping generation %llu",
 			(unsigned long long)d->generation);
 	}
-	free(errors);
+	diag_free(&dg);
 }
 
 static void loop_release(struct ev_loop *loop)
@@ -408,7 +373,7 @@ static void watch_signals(struct nfqd *d)
 int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 {
 	uint16_t *nums = NULL;
-	char *errors = NULL;
+	struct diags dg = { 0 };
 	bool created;
 	int n, rc;
 
@@ -425,12 +390,11 @@ int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 		      LOG_FLUSH_SECONDS);
 	ev_timer_start(d->loop, &log_timer);
 
-	rc = load_conf(config_path, builtin, &d->conf, &errors);
-	if (rc < 0) {
-		log_error_lines("", errors);
-		free(errors);
+	rc = load_conf(config_path, builtin, &d->conf, &dg);
+	diag_log(&dg, "");
+	diag_free(&dg);
+	if (rc < 0)
 		return rc;
-	}
 	if (!d->debug)
 		log_set_level(d->conf->opts.log_level);
 	if (!have_net_admin()) {
@@ -479,7 +443,7 @@ struct reload_plan {
 
 /* Keep the queues that stay, open the new ones (workers not started). */
 static int plan_queues(const struct conf *nc, const uint16_t *nums,
-		       unsigned n, struct reload_plan *pl, char **errors)
+		       unsigned n, struct reload_plan *pl, struct diags *dg)
 {
 	struct registry *cur = registry_get();
 	int rc = 0;
@@ -505,8 +469,9 @@ static int plan_queues(const struct conf *nc, const uint16_t *nums,
 				alloc_slot(pl->used), &nc->opts);
 		pl->opened[i] = true;
 		if (rc < 0)
-			add_error(errors, "queue %u: cannot bind (%s)", nums[i],
-				  strerror(-rc));
+			diag_add(dg, DIAG_ERROR, NULL,
+				 "queue %u: cannot bind (%s)", nums[i],
+				 strerror(-rc));
 	}
 	return rc;
 }
@@ -532,10 +497,10 @@ static long ms_since(const struct timespec *t0)
 
 /*
  * Wait (bounded) until the kernel answered every reconfigure that
- * ASKED marks. 0, or the first failure (its queue named in *errors).
+ * ASKED marks. 0, or the first failure (its queue named on DG).
  */
 static int wait_reconfigured(struct registry *r, const bool *asked,
-			     char **errors)
+			     struct diags *dg)
 {
 	const struct timespec pause = { 0, 1000000 };
 	struct timespec t0;
@@ -551,8 +516,8 @@ static int wait_reconfigured(struct registry *r, const bool *asked,
 		if (!asked[i] || res == 0)
 			continue;
 		rc = res > 0 ? -ETIMEDOUT : res;
-		add_error(errors, "queue %u: the kernel did not accept the new queue configuration (%s)",
-			  queue_num(r->q[i]), strerror(-rc));
+		diag_add(dg, DIAG_ERROR, NULL, "queue %u: the kernel did not accept the new queue configuration (%s)",
+			 queue_num(r->q[i]), strerror(-rc));
 	}
 	return rc;
 }
@@ -565,7 +530,7 @@ static int wait_reconfigured(struct registry *r, const bool *asked,
  */
 static int reconfigure_kept(const struct nfqd *d, const struct conf *nc,
 			    uint32_t kflags, struct reload_plan *pl,
-			    char **errors)
+			    struct diags *dg)
 {
 	bool asked[NFQD_MAX_QUEUES] = { false };
 	uint32_t old_kflags = 0;
@@ -575,7 +540,7 @@ static int reconfigure_kept(const struct nfqd *d, const struct conf *nc,
 		if (!pl->opened[i])
 			asked[i] = queue_reconfigure(pl->next->q[i],
 						     &nc->opts, kflags);
-	rc = wait_reconfigured(pl->next, asked, errors);
+	rc = wait_reconfigured(pl->next, asked, dg);
 	if (rc == 0)
 		return 0;
 	if (registry_policy())
@@ -607,7 +572,7 @@ static void commit_plan(struct reload_plan *pl)
 	memcpy(slot_used, pl->used, sizeof(slot_used));
 }
 
-static int reload_with(struct nfqd *d, struct conf *nc, char **errors)
+static int reload_with(struct nfqd *d, struct conf *nc, struct diags *dg)
 {
 	static struct reload_plan pl;
 	struct policy *p;
@@ -617,28 +582,29 @@ static int reload_with(struct nfqd *d, struct conf *nc, char **errors)
 
 	n = conf_queue_numbers(&nc->opts, &nums);
 	if (n < 0) {
-		add_error(errors, "queues: cannot resolve queue numbers (%s)",
-			  strerror(-n));
+		diag_add(dg, DIAG_ERROR, NULL,
+			 "queues: cannot resolve queue numbers (%s)",
+			 strerror(-n));
 		return n;
 	}
 	memset(&pl, 0, sizeof(pl));
-	rc = plan_queues(nc, nums, (unsigned)n, &pl, errors);
+	rc = plan_queues(nc, nums, (unsigned)n, &pl, dg);
 	free(nums);
 	if (rc < 0) {
 		abort_plan(&pl);
 		return rc;
 	}
-	p = policy_build(nc, slot_count(pl.used), errors);
+	p = policy_build(nc, slot_count(pl.used), dg);
 	if (!p) {
 		abort_plan(&pl);
 		return -EINVAL;
 	}
 	kflags = policy_kernel_flags(p);
-	rc = check_kflags(d, p, errors);
+	rc = check_kflags(d, p, dg);
 	if (rc == 0)
 		rc = set_kflags(pl.next, pl.opened, kflags);
 	if (rc == 0)
-		rc = reconfigure_kept(d, nc, kflags, &pl, errors);
+		rc = reconfigure_kept(d, nc, kflags, &pl, dg);
 	if (rc < 0) {
 		policy_free(p);
 		abort_plan(&pl);
@@ -650,21 +616,21 @@ static int reload_with(struct nfqd *d, struct conf *nc, char **errors)
 	return 0;
 }
 
-int nfqd_reload(struct nfqd *d, char **errors)
+int nfqd_reload(struct nfqd *d, struct diags *dg)
 {
 	struct conf *nc = NULL;
 	int rc;
 
-	*errors = NULL;
 	notify_reloading(d);
-	rc = load_conf(d->config_path, d->builtin_config, &nc, errors);
+	rc = load_conf(d->config_path, d->builtin_config, &nc, dg);
 	if (rc == 0)
-		rc = reload_with(d, nc, errors);
+		rc = reload_with(d, nc, dg);
 	if (rc < 0) {
 		conf_free(nc);
-		notify_reload_failed(d, *errors, rc);
+		notify_reload_failed(d, dg, rc);
 		return rc;
 	}
+	diag_log(dg, "");	/* only warnings: the reload goes ahead */
 	conf_free(d->conf);
 	d->conf = nc;
 	d->generation++;
@@ -757,44 +723,4 @@ int nfqd_run(struct nfqd *d)
 	nfqd_shutdown(d);
 	log_info("stopped");
 	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* nfqd -t                                                             */
-
-int nfqd_check_config(const char *path, bool builtin)
-{
-	struct conf *c = NULL;
-	struct policy *p = NULL;
-	uint16_t *nums = NULL;
-	char *errors = NULL;
-	int rc, n;
-
-	rc = load_conf(path, builtin, &c, &errors);
-	if (rc == 0) {
-		n = conf_queue_numbers(&c->opts, &nums);
-		if (n < 0) {
-			add_error(&errors, "%s: queues: cannot resolve queue numbers (%s)",
-				  path, strerror(-n));
-			rc = n;
-		}
-	}
-	if (rc == 0) {
-		p = policy_build(c, 1, &errors);
-		rc = p ? 0 : -EINVAL;
-	}
-	if (rc == 0) {
-		char *warnings = policy_warnings(c);
-
-		fputs(warnings ? warnings : "", stderr);
-		free(warnings);
-		printf("config OK\n");
-	} else {
-		fputs(errors ? errors : "config invalid\n", stderr);
-	}
-	free(errors);
-	free(nums);
-	policy_free(p);
-	conf_free(c);
-	return rc;
 }

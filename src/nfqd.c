@@ -10,6 +10,7 @@
 #include <urcu-qsbr.h>
 
 #include "config.h"
+#include "check.h"
 #include "daemon.h"
 #include "log.h"
 #include "nfqd.h"
@@ -21,6 +22,7 @@ static void usage(FILE *out)
 		"  -c, --config FILE   config file (default %s; when that file\n"
 		"                      does not exist the built-in default is used)\n"
 		"  -t, --check         check the config, print \"config OK\" or the errors\n"
+		"      --dump          with -t: print the normalised config instead\n"
 		"  -d, --debug         log at debug level\n"
 		"  -V, --version       print the version\n"
 		"  -h, --help          this help\n",
@@ -42,18 +44,21 @@ static void block_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+enum { OPT_DUMP = 256 };
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "check", no_argument, NULL, 't' },
+		{ "dump", no_argument, NULL, OPT_DUMP },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = NFQD_DEFAULT_CONFIG;
-	bool given = false, check = false, builtin;
+	bool given = false, check = false, dump = false, builtin;
 	struct nfqd d = { 0 };
 	int opt;
 
@@ -65,6 +70,9 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			check = true;
+			break;
+		case OPT_DUMP:
+			dump = true;
 			break;
 		case 'd':
 			d.debug = true;
@@ -90,8 +98,12 @@ int main(int argc, char **argv)
 	builtin = !given && access(path, F_OK) < 0 && errno == ENOENT;
 	if (d.debug)
 		log_set_level(LOG_LVL_DEBUG);
+	if (dump && !check) {
+		fprintf(stderr, "nfqd: --dump needs -t\n");
+		return 1;
+	}
 	if (check)
-		return nfqd_check_config(path, builtin) == 0 ? 0 : 1;
+		return nfqd_check_config(path, builtin, dump) == 0 ? 0 : 1;
 
 	block_signals();
 	rcu_register_thread();

@@ -69,7 +69,7 @@ nfqd-ctl -s con => [confdir]
 nfqd-ctl stats --prometheus -o no => [notes.txt]
 nfqd -c n => [nfqd.conf notes.txt]
 nfqd -c c => [confdir]
-nfqd - => [--check --config --debug --help --version -V -c -d -h -t]
+nfqd - => [--check --config --debug --dump --help --version -V -c -d -h -t]
 nfqd --c => [--check --config]
 nfqd -t  => []
 CASES

@@ -165,10 +165,21 @@ static void free_conf(struct conf *c)
 	free(c);
 }
 
+/* policy_build() with the errors as "FILE:LINE:COL: message\n" lines. */
+static struct policy *build_errs(struct conf *c, unsigned nslots, char **err)
+{
+	struct diags d = { 0 };
+	struct policy *p = policy_build(c, nslots, &d);
+
+	*err = diag_join(&d, DIAG_ERROR);
+	diag_free(&d);
+	return p;
+}
+
 static struct policy *build(struct conf *c, unsigned nslots)
 {
 	char *err = NULL;
-	struct policy *p = policy_build(c, nslots, &err);
+	struct policy *p = build_errs(c, nslots, &err);
 
 	if (!p)
 		fail_msg("policy_build: %s", err);
@@ -179,7 +190,7 @@ static struct policy *build(struct conf *c, unsigned nslots)
 static char *build_err(struct conf *c)
 {
 	char *err = NULL;
-	struct policy *p = policy_build(c, 1, &err);
+	struct policy *p = build_errs(c, 1, &err);
 
 	assert_null(p);
 	assert_non_null(err);
