@@ -44,9 +44,11 @@ int nfqd_check_config(const char *path, bool builtin, bool dump)
 		rc = p ? 0 : -EINVAL;
 	}
 	diag_print(stderr, &d);
-	if (rc == 0 && dump)
+	if (rc == 0 && dump) {
 		rc = conf_dump(stdout, c, NULL);
-	else if (rc == 0)
+		if (rc < 0)
+			fprintf(stderr, "dump failed (%s)\n", strerror(-rc));
+	} else if (rc == 0)
 		printf("config OK\n");
 	else if (!d.n)
 		fprintf(stderr, "config invalid (%s)\n", strerror(-rc));
