@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "diag.h"	/* struct conf_loc: file owned by struct conf */
-#include "nfqd.h"
+#include "defaults.h"
 #include "pkt.h"	/* TCPF_*, CT_STATE_*: match flags */
 
 enum queues_mode {
@@ -177,7 +177,7 @@ struct conf {
 	unsigned n_files;
 };
 
-/* A fresh built-in default configuration (interface.md §1). NULL on ENOMEM. */
+/* A fresh built-in default configuration (nfqd(8)). NULL on ENOMEM. */
 struct conf *conf_default(void);
 
 /*

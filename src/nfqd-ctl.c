@@ -19,7 +19,7 @@
 
 #include "ctl_client.h"
 #include "ctl_watch.h"
-#include "nfqd.h"
+#include "defaults.h"
 #include "proto.h"
 
 #define CALL_TIMEOUT_MS	30000

@@ -1,9 +1,9 @@
 /*
- * nfqd.h - the few constants every part of nfqd shares: default paths
+ * defaults.h - the few constants every part of nfqd shares: default paths
  * and the queue limit. Nothing here depends on the config's structure.
  */
-#ifndef NFQD_NFQD_H
-#define NFQD_NFQD_H
+#ifndef NFQD_DEFAULTS_H
+#define NFQD_DEFAULTS_H
 
 #ifndef SYSCONFDIR
 #define SYSCONFDIR		"/etc"	/* configure's --sysconfdir */
