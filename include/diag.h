@@ -77,8 +77,8 @@ char *diag_join(const struct diags *d, enum diag_severity sev);
  */
 void diag_print(FILE *f, const struct diags *d);
 
-/* Log every record: errors at error level with PREFIX, warnings at
- * warning level. */
+/* Log every record as "FILE:LINE:COL: message": errors at error level
+ * after PREFIX, warnings at warning level (which says "warning"). */
 void diag_log(const struct diags *d, const char *prefix);
 
 /* Free the records; D is empty again and may be reused. */

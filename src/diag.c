@@ -216,15 +216,15 @@ void diag_print(FILE *f, const struct diags *d)
 void diag_log(const struct diags *d, const char *prefix)
 {
 	for (unsigned i = 0; d && i < d->n; i++) {
-		char *line = diag_line(&d->v[i]);
+		const struct diag *g = &d->v[i];
+		char loc[4200];
 
-		if (!line)
-			continue;
-		if (d->v[i].severity == DIAG_ERROR)
-			log_err("%s%s", prefix, line);
+		/* The log level says "warning": not twice on one line. */
+		where(g, loc, sizeof(loc));
+		if (g->severity == DIAG_ERROR)
+			log_err("%s%s%s", prefix, loc, g->msg);
 		else
-			log_warn("%s", line);
-		free(line);
+			log_warn("%s%s", loc, g->msg);
 	}
 }
 
