@@ -15,7 +15,7 @@ GROUPS = [
     ("program", ("nfqd", "nfqd-ctl", "check")),
     ("daemon", ("daemon", "registry", "ifcache", "log")),
     ("packet path", ("queue", "verdict", "pkt", "pktmsg", "policy",
-                     "policy_judge", "policy_int", "policy_lint", "policy_setfile",
+                     "policy_judge", "policy_int", "policy_lint",
                      "policy_index", "set")),
     ("config", ("conf", "conf_parse", "conf_build", "conf_elem",
                 "conf_rule", "conf_val", "conf_setfile", "conf_dump", "parser",
