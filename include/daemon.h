@@ -16,6 +16,7 @@
 struct ev_loop;
 struct conf;
 struct ctl_ops;
+struct ifcache;
 struct stats;
 struct diags;
 
@@ -29,6 +30,7 @@ struct nfqd {
 	pid_t pid;
 	unsigned nqueues;		/* bound at start */
 	bool stats_dir_created;		/* by us: chown it for option user */
+	struct ifcache *ifc;		/* interface names, for the policy */
 	struct stats *stats;		/* main's: reconfigured on reload */
 	bool debug;			/* -d: log level fixed at debug */
 	uint32_t kflags_supported;	/* NFQA_CFG_F_* this kernel accepts */

@@ -240,6 +240,7 @@ static int start_queues(struct nfqd *d, const uint16_t *nums, unsigned n)
 		free(r);
 		return -EINVAL;
 	}
+	policy_use_ifcache(p, d->ifc);
 	/* Packets can arrive as soon as a queue is bound, and are judged
 	 * while waiting for the kernel's ACKs: publish the policy first. */
 	registry_publish_policy(p);
@@ -406,7 +407,7 @@ int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 		return n;
 	}
 	/* Packets are judged from the first bind on: names first. */
-	rc = ifcache_start(d->loop);
+	rc = ifcache_start(d->loop, &d->ifc);
 	if (rc == 0)
 		rc = start_queues(d, nums, (unsigned)n);
 	free(nums);
@@ -621,6 +622,7 @@ static int reload_with(struct nfqd *d, struct conf *nc, struct diags *dg)
 		abort_plan(&pl);
 		return -EINVAL;
 	}
+	policy_use_ifcache(p, d->ifc);
 	kflags = policy_kernel_flags(p);
 	rc = check_kflags(d, p, dg);
 	if (rc == 0)
@@ -725,9 +727,10 @@ void nfqd_stop(struct nfqd *d)
 	ev_timer_stop(d->loop, &log_timer);
 	shutdown_queues();
 	free_queues();
-	ifcache_stop();
 	log_rings_flush();
 	policy_free(registry_publish_policy(NULL));
+	ifcache_free(d->ifc);
+	d->ifc = NULL;
 	conf_free(d->conf);
 	d->conf = NULL;
 }

@@ -488,6 +488,11 @@ struct policy *policy_build(const struct conf *c, unsigned nslots,
 	return p;
 }
 
+void policy_use_ifcache(struct policy *p, const struct ifcache *ifc)
+{
+	p->ifc = ifc;
+}
+
 void policy_free(struct policy *p)
 {
 	if (!p)
