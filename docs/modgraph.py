@@ -12,19 +12,21 @@ import re
 import sys
 
 GROUPS = [
-    ("program", ("nfqd", "nfqd-ctl")),
-    ("daemon", ("daemon", "fdstore", "registry", "ifcache", "log")),
-    ("packet path", ("queue", "queue_int", "queue_conf", "verdict", "pkt", "pktmsg", "policy",
-                     "policy_judge", "policy_int", "policy_setfile", "policy_field",
+    ("program", ("nfqd", "nfqd-ctl", "check")),
+    ("daemon", ("daemon", "fdstore", "registry", "ifcache", "log",
+                "defaults")),
+    ("packet path", ("queue", "queue_int", "queue_conf", "verdict", "pkt",
+                     "pktmsg", "policy", "policy_judge", "policy_int",
+                     "policy_lint", "policy_field",
                      "policy_index", "set")),
     ("config", ("conf", "conf_parse", "conf_build", "conf_elem",
-                "conf_rule", "conf_val", "conf_setfile", "parser",
+                "conf_rule", "conf_val", "conf_setfile", "conf_dump", "parser",
                 "scanner", "diag")),
     ("control, daemon side", ("ctl", "ctl_cmd", "stats")),
     ("control, client side", ("ctl_client", "ctl_render", "ctl_prom",
                               "ctl_rates", "ctl_top", "ctl_view",
                               "ctl_watch")),
-    ("shared", ("proto",)),
+    ("shared", ("proto", "defaults")),
 ]
 
 

@@ -9,22 +9,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
-#ifndef SYSCONFDIR
-#define SYSCONFDIR		"/etc"	/* configure's --sysconfdir */
-#endif
-#define NFQD_DEFAULT_CONFIG	SYSCONFDIR "/nfqd/nfqd.conf"
-#define NFQD_DEFAULT_STATS	"/run/nfqd/stats"
-#define NFQD_DEFAULT_SOCKET	"/run/nfqd/nfqd.sock"
-#define NFQD_MAX_QUEUES		1024	/* most queues one daemon binds */
-#define NFQD_MAX_ERRORS		20	/* errors reported per file */
-
-/* Where something was written: for "FILE:LINE:COL: message". */
-struct conf_loc {
-	const char *file;	/* owned by struct conf (files[]) */
-	unsigned line;		/* 1-based */
-	unsigned col;		/* 1-based */
-};
+#include "diag.h"	/* struct conf_loc: file owned by struct conf */
+#include "defaults.h"
+#include "pkt.h"	/* TCPF_*, CT_STATE_*: match flags */
 
 enum queues_mode {
 	QUEUES_AUTO,		/* one per online CPU, from queue-base */
@@ -129,19 +118,6 @@ enum match_field {
 	MATCH_LIMIT,			/* rate/per_seconds/burst */
 };
 
-/* TCP flag bits as in the TCP header. */
-#define TCPF_FIN	0x01
-#define TCPF_SYN	0x02
-#define TCPF_RST	0x04
-#define TCPF_PSH	0x08
-#define TCPF_ACK	0x10
-#define TCPF_URG	0x20
-
-#define CT_STATE_NEW		0x1
-#define CT_STATE_ESTABLISHED	0x2
-#define CT_STATE_RELATED	0x4
-#define CT_STATE_INVALID	0x8
-
 struct conf_match {
 	enum match_field field;
 	bool negate;			/* "field != value" */
@@ -206,18 +182,18 @@ struct conf *conf_default(void);
 
 /*
  * Parse and check PATH into a fresh *out. Returns 0, or a negative errno
- * (-ENOENT, -EINVAL for a bad file, ...) and sets *errors to a malloc'd
- * string of "FILE:LINE:COL: message\n" lines (caller frees). Set files
- * ("file PATH" inside a set) are read later by policy_build().
+ * (-ENOENT, -EINVAL for a bad file, ...) with the reasons queued on D
+ * (NULL: not wanted), in file order. Set files ("file PATH" inside a set)
+ * are read later by policy_build().
  */
-int conf_load(const char *path, struct conf **out, char **errors);
+int conf_load(const char *path, struct conf **out, struct diags *d);
 
 /*
  * As conf_load(), but parse LEN bytes of BUF (need not be NUL-terminated);
  * NAME is used in messages and as conf->path.
  */
 int conf_load_buffer(const char *name, const char *buf, size_t len,
-		     struct conf **out, char **errors);
+		     struct conf **out, struct diags *d);
 
 void conf_free(struct conf *c);
 
@@ -229,6 +205,23 @@ void conf_free(struct conf *c);
 int conf_parse_elem(const char *text, enum set_type type, bool interval,
 		    struct conf_elem *out, char **msg);
 
+/* Takes one element of a set file: NULL, or why it does not fit. */
+typedef const char *(*conf_elem_fn)(void *arg, const struct conf_elem *el);
+
+/*
+ * Read the file of set S (its "file PATH"; relative to the directory of
+ * C's file) and give ADD every element, in file order. A bad line is an
+ * error on D at the file's own FILE:LINE:COL (reading stops at the
+ * NFQD_MAX_ERRORS-th), a file that cannot be read an error at S, a file
+ * without elements a warning at S. 0, or a negative errno: -ENOMEM is
+ * the only one not reported on D.
+ */
+int conf_set_file_read(const struct conf *c, const struct conf_set *s,
+		       conf_elem_fn add, void *arg, struct diags *d);
+
+/* The path conf_set_file_read() opens (malloc'd; NULL on ENOMEM). */
+char *conf_set_file_path(const struct conf *c, const struct conf_set *s);
+
 /* Names for output: "input", "accept", "ipv4_addr", ... */
 const char *conf_hook_name(enum conf_hook_id hook);
 const char *conf_verdict_name(enum verdict_kind v);
@@ -239,5 +232,14 @@ const char *conf_set_type_name(enum set_type t);
  * count (> 0) or a negative errno; *out is malloc'd.
  */
 int conf_queue_numbers(const struct conf_options *o, uint16_t **out);
+
+/*
+ * Print C as nfqd understood it, in the syntax it reads (conf_dump.c):
+ * every option with its value, each set with its elements (those of its
+ * file too) in canonical order, one rule per line with its values in
+ * canonical order. Loading the output gives a config that dumps the
+ * same. Set-file errors go to D. 0, or a negative errno.
+ */
+int conf_dump(FILE *f, const struct conf *c, struct diags *d);
 
 #endif

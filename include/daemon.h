@@ -22,6 +22,7 @@
 struct ctl_ops;
 struct ifcache;
 struct stats;
+struct diags;
 
 /* Everything the daemon holds: the one owner of every piece of its state. */
 struct nfqd {
@@ -69,15 +70,12 @@ void nfqd_ctl_ops(struct nfqd *d, struct ctl_ops *ops);
 /*
  * Re-read the config file and apply it: new policy, queues added or
  * removed, queue options reconfigured. On failure nothing changes and
- * *errors (malloc'd) holds the messages. Main thread only.
+ * DG holds the errors; the warnings go to DG either way (and to the log
+ * when the reload goes ahead). Main thread only.
  */
-int nfqd_reload(struct nfqd *d, char **errors);
+int nfqd_reload(struct nfqd *d, struct diags *dg);
 
 /* Zero nfqd's own counters: every queue's and the policy's. */
 void nfqd_counters_reset(struct nfqd *d);
-
-/* Check a config file as "nfqd -t" does: load and compile. 0 if valid;
- * prints "config OK" or the errors. */
-int nfqd_check_config(const char *path, bool builtin);
 
 #endif

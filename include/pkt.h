@@ -22,6 +22,20 @@ struct nlmsghdr;
 #define PKT_HAS_GID	0x0010
 #define PKT_HAS_CT	0x0020
 
+/* TCP flag bits as in the TCP header (struct pkt tcp_flags). */
+#define TCPF_FIN	0x01
+#define TCPF_SYN	0x02
+#define TCPF_RST	0x04
+#define TCPF_PSH	0x08
+#define TCPF_ACK	0x10
+#define TCPF_URG	0x20
+
+/* Connection tracking states (struct pkt ct_state). */
+#define CT_STATE_NEW		0x1
+#define CT_STATE_ESTABLISHED	0x2
+#define CT_STATE_RELATED	0x4
+#define CT_STATE_INVALID	0x8
+
 /* Longest IPv6 extension header chain walked; longer is INCOMPLETE. */
 #define PKT_MAX_EXTHDRS	64
 
@@ -50,7 +64,7 @@ struct pkt {
 	uint32_t indev;		/* ifindex, 0 if none */
 	uint32_t outdev;
 	uint32_t uid, gid;
-	uint32_t ct_state;	/* CT_STATE_* bits (conf.h) if PKT_HAS_CT */
+	uint32_t ct_state;	/* CT_STATE_* bits if PKT_HAS_CT */
 	/* From the network header on, maybe cut; NULL: copy-range 0. */
 	const uint8_t *payload;
 	uint32_t payload_len;	/* bytes copied */

@@ -19,11 +19,12 @@ struct policy;
 
 /*
  * Compile C for NSLOTS worker slots (0..NSLOTS-1). Reads set files.
- * Returns NULL and sets *errors ("FILE:LINE:COL: message\n" lines,
- * malloc'd) on failure. Does not keep pointers into C.
+ * Returns NULL on failure, with the errors on D (NULL: not wanted); the
+ * warnings (as policy_warnings() finds them, and empty set files) go to D
+ * either way. Does not keep pointers into C.
  */
 struct policy *policy_build(const struct conf *c, unsigned nslots,
-			    char **errors);
+			    struct diags *d);
 void policy_free(struct policy *p);
 
 /* Give P the interface names its iifname/oifname matches read, before it
@@ -34,7 +35,10 @@ void policy_use_ifcache(struct policy *p, const struct ifcache *ifc);
  * Warnings about C that do not stop it from loading, as "FILE:LINE:COL:
  * warning: message\n" lines (malloc'd), or NULL: matches whose field
  * copy-range cuts off even on packets without IP options or IPv6
- * extension headers, so that every such packet is INCOMPLETE.
+ * extension headers, so that every such packet is INCOMPLETE; rules that
+ * can never match because an earlier rule of the hook matches every
+ * packet they would (the same matches again, or a subset of them: a rule
+ * without matches hides every rule after it). Does not read set files.
  */
 char *policy_warnings(const struct conf *c);
 

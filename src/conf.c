@@ -41,38 +41,6 @@ struct conf *conf_default(void)
 	return c;
 }
 
-/* Errors in file order, each line ending in '\n'. */
-static char *join_errors(struct pstate *st)
-{
-	struct perr *e = st->errs;
-	size_t len = 1;
-	char *s, *p;
-
-	for (unsigned i = 1; i < st->n_errs; i++) {
-		struct perr t = e[i];
-		unsigned j = i;
-
-		for (; j > 0 && (e[j - 1].line > t.line ||
-				 (e[j - 1].line == t.line &&
-				  e[j - 1].col > t.col)); j--)
-			e[j] = e[j - 1];
-		e[j] = t;
-	}
-	for (unsigned i = 0; i < st->n_errs; i++)
-		len += strlen(e[i].msg) + 1;
-	if (st->too_many)
-		len += strlen(st->file) + 64;
-	s = p = malloc(len);
-	if (!s)
-		return NULL;
-	for (unsigned i = 0; i < st->n_errs; i++)
-		p += sprintf(p, "%s\n", e[i].msg);
-	if (st->too_many)
-		sprintf(p, "%s:%u:%u: too many errors, stopping\n", st->file,
-			st->too_many_loc.line, st->too_many_loc.col);
-	return s;
-}
-
 static struct conf *conf_new(const char *name)
 {
 	struct conf *c = conf_default();
@@ -94,45 +62,54 @@ static struct conf *conf_new(const char *name)
 	return c;
 }
 
-int conf_load_buffer(const char *name, const char *buf, size_t len,
-		     struct conf **out, char **errors)
+/* Parse BUF into st->conf; errors in file order on st->diags. */
+static int parse(struct pstate *st, const char *buf, size_t len)
 {
+	unsigned from = st->diags->n;
+	int rc = conf_parse_buffer(st, buf, len);
+
+	if (rc != -ENOMEM && !st->nomem)
+		conf_pst_finish(st);
+	if (rc == -ENOMEM || st->nomem)
+		return -ENOMEM;
+	if (!st->n_errs && !rc)
+		return 0;
+	if (!st->n_errs)
+		conf_error(st, &(struct conf_loc){ st->file, 1, 1 },
+			   "cannot parse");
+	diag_sort(st->diags, from);
+	return -EINVAL;
+}
+
+int conf_load_buffer(const char *name, const char *buf, size_t len,
+		     struct conf **out, struct diags *d)
+{
+	const struct conf_loc whole = { name, 0, 0 };
 	struct pstate st = { 0 };
+	struct diags mine = { 0 };
 	int rc;
 
 	*out = NULL;
-	*errors = NULL;
 	if (len > CONF_MAX_SIZE) {
-		if (asprintf(errors, "%s: file too large\n", name) < 0)
-			*errors = NULL;
+		diag_add(d, DIAG_ERROR, &whole, "file too large");
 		return -EFBIG;
 	}
+	st.diags = d ? d : &mine;
 	st.conf = conf_new(name);
-	if (!st.conf) {
-		if (asprintf(errors, "%s: out of memory\n", name) < 0)
-			*errors = NULL;
-		return -ENOMEM;
+	rc = st.conf ? 0 : -ENOMEM;
+	if (rc == 0) {
+		st.file = st.conf->files[0];
+		rc = parse(&st, buf, len);
 	}
-	st.file = st.conf->files[0];
-	rc = conf_parse_buffer(&st, buf, len);
-	if (rc != -ENOMEM && !st.nomem)
-		pst_finish(&st);
-	if (rc == -ENOMEM || st.nomem) {
-		rc = -ENOMEM;
-	} else if (st.n_errs || st.too_many || rc) {
-		if (!st.n_errs && !st.too_many)
-			pst_error(&st, &(struct conf_loc){ st.file, 1, 1 },
-				  "cannot parse");
-		*errors = join_errors(&st);
-		rc = *errors ? -EINVAL : -ENOMEM;
-	} else {
+	if (rc == 0) {
 		*out = st.conf;
 		st.conf = NULL;
 	}
-	if (rc == -ENOMEM && asprintf(errors, "%s: out of memory\n", name) < 0)
-		*errors = NULL;
-	pst_cleanup(&st);
+	if (rc == -ENOMEM)
+		diag_add(d, DIAG_ERROR, &whole, "out of memory");
+	conf_pst_cleanup(&st);
 	conf_free(st.conf);
+	diag_free(&mine);
 	return rc;
 }
 
@@ -173,31 +150,29 @@ static int read_all(int fd, char **buf, size_t *len)
 	return 0;
 }
 
-int conf_load(const char *path, struct conf **out, char **errors)
+int conf_load(const char *path, struct conf **out, struct diags *d)
 {
+	const struct conf_loc whole = { path, 0, 0 };
 	char *buf = NULL;
 	size_t len = 0;
 	int fd, rc;
 
 	*out = NULL;
-	*errors = NULL;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
-		if (asprintf(errors, "%s: cannot open: %s\n", path,
-			     strerror(-rc)) < 0)
-			*errors = NULL;
+		diag_add(d, DIAG_ERROR, &whole, "cannot open: %s",
+			 strerror(-rc));
 		return rc;
 	}
 	rc = read_all(fd, &buf, &len);
 	close(fd);
 	if (rc < 0) {
-		if (asprintf(errors, "%s: cannot read: %s\n", path,
-			     strerror(-rc)) < 0)
-			*errors = NULL;
+		diag_add(d, DIAG_ERROR, &whole, "cannot read: %s",
+			 strerror(-rc));
 		return rc;
 	}
-	rc = conf_load_buffer(path, buf, len, out, errors);
+	rc = conf_load_buffer(path, buf, len, out, d);
 	free(buf);
 	return rc;
 }
@@ -218,7 +193,7 @@ void conf_free(struct conf *c)
 	}
 	free(c->sets);
 	for (unsigned h = 0; h < HOOK_MAX; h++)
-		rules_free(c->hooks[h].rules, c->hooks[h].n_rules);
+		conf_rules_free(c->hooks[h].rules, c->hooks[h].n_rules);
 	for (unsigned i = 0; i < c->n_files; i++)
 		free(c->files[i]);
 	free(c->files);

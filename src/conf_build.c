@@ -67,17 +67,18 @@ static int opt_num(struct pstate *st, const struct opt_def *d,
 	const struct atom *a = single(v);
 
 	if (!a || a->kind != ATOM_NUM) {
-		pst_error(st, &v->loc, "\"%s\" expects a number %s%s", d->name,
-			  d->range, d->size ? " (K, M, G allowed)" : "");
+		conf_error(st, &v->loc, "\"%s\" expects a number %s%s", d->name,
+			   d->range, d->size ? " (K, M, G allowed)" : "");
 		return -1;
 	}
 	if (a->sized && !d->size) {
-		pst_error(st, &a->loc, "\"%s\" takes no K/M/G suffix", d->name);
+		conf_error(st, &a->loc, "\"%s\" takes no K/M/G suffix",
+			   d->name);
 		return -1;
 	}
 	if (a->num < d->min || a->num > d->max) {
-		pst_error(st, &a->loc, "%s %s out of range; expected %s",
-			  d->name, a->text, d->range);
+		conf_error(st, &a->loc, "%s %s out of range; expected %s",
+			   d->name, a->text, d->range);
 		return -1;
 	}
 	*out = a->num;
@@ -99,7 +100,7 @@ static int opt_bool(struct pstate *st, const struct opt_def *d,
 			return 0;
 		}
 	}
-	pst_error(st, &v->loc, "\"%s\" expects yes, no, on or off", d->name);
+	conf_error(st, &v->loc, "\"%s\" expects yes, no, on or off", d->name);
 	return -1;
 }
 
@@ -110,8 +111,8 @@ static void opt_str(struct pstate *st, const struct opt_def *d,
 	char *s;
 
 	if (!a || a->kind != ATOM_STR || !a->text[0]) {
-		pst_error(st, &v->loc, "\"%s\" expects a non-empty string in "
-			  "double quotes", d->name);
+		conf_error(st, &v->loc, "\"%s\" expects a non-empty string in "
+			   "double quotes", d->name);
 		return;
 	}
 	s = strdup(a->text);
@@ -129,8 +130,8 @@ static void opt_level(struct pstate *st, const struct pval *v, int *out)
 	int l = a && a->kind == ATOM_WORD ? log_level_parse(a->text) : -1;
 
 	if (l < 0) {
-		pst_error(st, &v->loc, "\"log-level\" expects one of: error, "
-			  "warning, info, debug");
+		conf_error(st, &v->loc, "\"log-level\" expects one of: error, "
+			   "warning, info, debug");
 		return;
 	}
 	*out = l;
@@ -157,8 +158,8 @@ static void opt_verdict(struct pstate *st, const struct opt_def *d,
 			return;
 		}
 	}
-	pst_error(st, &v->loc, "\"%s\" expects %s", d->name,
-		  repeat_ok ? "repeat, accept or drop" : "accept or drop");
+	conf_error(st, &v->loc, "\"%s\" expects %s", d->name,
+		   repeat_ok ? "repeat, accept or drop" : "accept or drop");
 }
 
 /* One queue number or range of the explicit list form. */
@@ -169,18 +170,18 @@ static int queue_elem(struct pstate *st, const struct pelem *e,
 
 	if (e->kind == PE_SLASH || e->a.kind != ATOM_NUM || e->a.sized ||
 	    b->kind != ATOM_NUM || b->sized) {
-		pst_error(st, &e->loc, "\"queues\" expects auto, a count N, "
-			  "a range A-B or a list { 0, 2, 5-7 }");
+		conf_error(st, &e->loc, "\"queues\" expects auto, a count N, "
+			   "a range A-B or a list { 0, 2, 5-7 }");
 		return -1;
 	}
 	if (e->a.num > 65535 || b->num > 65535) {
-		pst_error(st, &e->loc, "queue %s out of range; expected "
-			  "0..65535", e->a.num > 65535 ? e->a.text : b->text);
+		conf_error(st, &e->loc, "queue %s out of range; expected "
+			   "0..65535", e->a.num > 65535 ? e->a.text : b->text);
 		return -1;
 	}
 	if (e->a.num > b->num) {
-		pst_error(st, &e->loc, "bad range %s-%s: %s is above %s",
-			  e->a.text, b->text, e->a.text, b->text);
+		conf_error(st, &e->loc, "bad range %s-%s: %s is above %s",
+			   e->a.text, b->text, e->a.text, b->text);
 		return -1;
 	}
 	r->lo = (uint32_t)e->a.num;
@@ -197,7 +198,7 @@ static void opt_queue_list(struct pstate *st, struct conf_options *o,
 	int n;
 
 	if (v->n == 0) {
-		pst_error(st, &v->loc, "\"queues\" list is empty");
+		conf_error(st, &v->loc, "\"queues\" list is empty");
 		return;
 	}
 	r = calloc(v->n, sizeof(*r));
@@ -216,8 +217,8 @@ static void opt_queue_list(struct pstate *st, struct conf_options *o,
 	tmp.n_queue_list = v->n;
 	n = conf_queue_numbers(&tmp, &q);
 	if (n < 0) {
-		pst_error(st, &v->loc, "too many queues; at most %d",
-			  NFQD_MAX_QUEUES);
+		conf_error(st, &v->loc, "too many queues; at most %d",
+			   NFQD_MAX_QUEUES);
 		free(r);
 		return;
 	}
@@ -240,9 +241,9 @@ static void opt_queues(struct pstate *st, struct conf_options *o,
 	}
 	if (a && a->kind == ATOM_NUM && !a->sized) {
 		if (a->num < 1 || a->num > NFQD_MAX_QUEUES) {
-			pst_error(st, &a->loc, "queues %s out of range; "
-				  "expected a count 1..%d", a->text,
-				  NFQD_MAX_QUEUES);
+			conf_error(st, &a->loc, "queues %s out of range; "
+				   "expected a count 1..%d", a->text,
+				   NFQD_MAX_QUEUES);
 			return;
 		}
 		o->queues_mode = QUEUES_COUNT;
@@ -250,8 +251,8 @@ static void opt_queues(struct pstate *st, struct conf_options *o,
 		return;
 	}
 	if (v->setref) {
-		pst_error(st, &v->loc, "\"queues\" expects auto, a count N, "
-			  "a range A-B or a list { 0, 2, 5-7 }");
+		conf_error(st, &v->loc, "\"queues\" expects auto, a count N, "
+			   "a range A-B or a list { 0, 2, 5-7 }");
 		return;
 	}
 	opt_queue_list(st, o, v);
@@ -329,8 +330,8 @@ static int opt_find(struct pstate *st, const struct atom *name)
 		if (strcmp(name->text, opt_defs[i].name))
 			continue;
 		if (st->opt_seen & (1u << i)) {
-			pst_error(st, &name->loc, "duplicate option \"%s\"",
-				  name->text);
+			conf_error(st, &name->loc, "duplicate option \"%s\"",
+				   name->text);
 			return -1;
 		}
 		st->opt_seen |= 1u << i;
@@ -339,13 +340,13 @@ static int opt_find(struct pstate *st, const struct atom *name)
 	for (unsigned i = 0; i < ARRAY_SIZE(opt_defs); i++)
 		o += (size_t)snprintf(all + o, sizeof(all) - o, "%s%s",
 				      i ? ", " : "", opt_defs[i].name);
-	pst_error(st, &name->loc, "unknown option \"%s\"; expected one of: %s",
-		  name->text, all);
+	conf_error(st, &name->loc, "unknown option \"%s\"; expected one of: %s",
+		   name->text, all);
 	return -1;
 }
 
-void pst_option(struct pstate *st, const struct atom *name,
-		const struct pval *v)
+void conf_pst_option(struct pstate *st, const struct atom *name,
+		     const struct pval *v)
 {
 	int i = opt_find(st, name);
 
@@ -353,8 +354,8 @@ void pst_option(struct pstate *st, const struct atom *name,
 		opt_store(st, (enum opt_id)i, v);
 }
 
-void pst_option_verdict(struct pstate *st, const struct atom *name,
-			const struct item *verdict)
+void conf_pst_option_verdict(struct pstate *st, const struct atom *name,
+			     const struct item *verdict)
 {
 	struct atom word = { .kind = ATOM_WORD, .loc = verdict->loc };
 	struct pelem e = { .kind = PE_ONE, .loc = verdict->loc };
@@ -371,7 +372,7 @@ void pst_option_verdict(struct pstate *st, const struct atom *name,
 
 /* ---- sets ---- */
 
-void pst_set_begin(struct pstate *st, const struct atom *name)
+void conf_pst_set_begin(struct pstate *st, const struct atom *name)
 {
 	struct pset *ps = calloc(1, sizeof(*ps));
 
@@ -394,11 +395,11 @@ static void set_flags(struct pstate *st, struct pset *ps, const struct pval *v)
 			ps->set.interval = true;
 			continue;
 		}
-		pst_error(st, &e->loc, "unknown set flag \"%s\"; expected "
-			  "interval", e->a.text);
+		conf_error(st, &e->loc, "unknown set flag \"%s\"; expected "
+			   "interval", e->a.text);
 	}
 	if (v->setref || v->n == 0)
-		pst_error(st, &v->loc, "\"flags\" expects interval");
+		conf_error(st, &v->loc, "\"flags\" expects interval");
 }
 
 static void set_type(struct pstate *st, struct pset *ps, const struct pval *v)
@@ -407,9 +408,9 @@ static void set_type(struct pstate *st, struct pset *ps, const struct pval *v)
 	int t = a && a->kind == ATOM_WORD ? conf_set_type_parse(a->text) : -1;
 
 	if (t < 0) {
-		pst_error(st, &v->loc, "unknown set type \"%s\"; expected one "
-			  "of: ipv4_addr, ipv6_addr, inet_service, ifname, "
-			  "mark", a ? a->text : "");
+		conf_error(st, &v->loc, "unknown set type \"%s\"; expected one "
+			   "of: ipv4_addr, ipv6_addr, inet_service, ifname, "
+			   "mark", a ? a->text : "");
 		ps->bad_type = true;
 		return;
 	}
@@ -422,8 +423,8 @@ static void set_file(struct pstate *st, struct pset *ps, const struct pval *v)
 	const struct atom *a = single(v);
 
 	if (!a || a->kind != ATOM_STR || !a->text[0]) {
-		pst_error(st, &v->loc, "\"file\" expects a path in double "
-			  "quotes");
+		conf_error(st, &v->loc, "\"file\" expects a path in double "
+			   "quotes");
 		return;
 	}
 	ps->set.file = strdup(a->text);
@@ -431,8 +432,8 @@ static void set_file(struct pstate *st, struct pset *ps, const struct pval *v)
 		st->nomem = true;
 }
 
-void pst_set_prop(struct pstate *st, const struct atom *name, bool eq,
-		  struct pval **v)
+void conf_pst_set_prop(struct pstate *st, const struct atom *name, bool eq,
+		       struct pval **v)
 {
 	static const char *const props[] = { "type", "flags", "elements",
 					     "file" };
@@ -445,20 +446,20 @@ void pst_set_prop(struct pstate *st, const struct atom *name, bool eq,
 		if (strcmp(name->text, props[i]) == 0)
 			break;
 	if (i == ARRAY_SIZE(props)) {
-		pst_error(st, &name->loc, "unknown set property \"%s\"; "
-			  "expected one of: type, flags, elements, file",
-			  name->text);
+		conf_error(st, &name->loc, "unknown set property \"%s\"; "
+			   "expected one of: type, flags, elements, file",
+			   name->text);
 		return;
 	}
 	if ((i == 2) != eq) {
-		pst_error(st, &name->loc, eq ? "unexpected '=' after \"%s\"" :
-			  "expected '=' after \"%s\"", name->text);
+		conf_error(st, &name->loc, eq ? "unexpected '=' after \"%s\"" :
+			   "expected '=' after \"%s\"", name->text);
 		return;
 	}
 	if ((i == 0 && ps->have_type) || (i == 1 && ps->have_flags) ||
 	    (i == 2 && ps->have_elems) || (i == 3 && ps->set.file)) {
-		pst_error(st, &name->loc, "duplicate \"%s\" in set \"%s\"",
-			  name->text, ps->set.name);
+		conf_error(st, &name->loc, "duplicate \"%s\" in set \"%s\"",
+			   name->text, ps->set.name);
 		return;
 	}
 	if (i == 0) {
@@ -482,8 +483,8 @@ static void set_elems(struct pstate *st, struct pset *ps)
 	char msg[512];
 
 	if (v->setref) {
-		pst_error(st, &v->loc, "set elements cannot be a set "
-			  "reference");
+		conf_error(st, &v->loc, "set elements cannot be a set "
+			   "reference");
 		return;
 	}
 	s->elems = calloc(v->n ? v->n : 1, sizeof(*s->elems));
@@ -495,16 +496,16 @@ static void set_elems(struct pstate *st, struct pset *ps)
 		const struct pelem *e = &v->elems[i];
 
 		if (e->kind != PE_ONE && !s->interval) {
-			pst_error(st, &e->loc, "%s %s%c%s needs \"flags "
-				  "interval\" in set \"%s\"",
-				  e->kind == PE_SLASH ? "prefix" : "range",
-				  e->a.text, e->kind == PE_SLASH ? '/' : '-',
-				  e->b.text, s->name);
+			conf_error(st, &e->loc, "%s %s%c%s needs \"flags "
+				   "interval\" in set \"%s\"",
+				   e->kind == PE_SLASH ? "prefix" : "range",
+				   e->a.text, e->kind == PE_SLASH ? '/' : '-',
+				   e->b.text, s->name);
 			continue;
 		}
 		if (conf_conv_elem(e, conf_set_shape(s->type),
 				   &s->elems[s->n_elems], msg, sizeof(msg))) {
-			pst_error(st, &e->loc, "%s", msg);
+			conf_error(st, &e->loc, "%s", msg);
 			continue;
 		}
 		s->n_elems++;
@@ -518,7 +519,7 @@ static void set_clear(struct conf_set *s)
 	free(s->file);
 }
 
-/* Drop a set we cannot use, but remember its name for pst_finish(). */
+/* Drop a set we cannot use, but remember its name for conf_pst_finish(). */
 static void set_bad(struct pstate *st, struct pset *ps)
 {
 	char **n = realloc(st->bad_sets, (st->n_bad_sets + 1) * sizeof(*n));
@@ -534,7 +535,7 @@ static void set_bad(struct pstate *st, struct pset *ps)
 	free(ps);
 }
 
-void pst_set_end(struct pstate *st)
+void conf_pst_set_end(struct pstate *st)
 {
 	struct pset *ps = st->cur_set;
 	struct conf *c = st->conf;
@@ -544,23 +545,23 @@ void pst_set_end(struct pstate *st)
 		return;
 	st->cur_set = NULL;
 	if (!ps->have_type && !ps->bad_type)
-		pst_error(st, &ps->set.loc, "set \"%s\" has no type; add "
-			  "\"type ipv4_addr;\" (or ipv6_addr, inet_service, "
-			  "ifname, mark)", ps->set.name);
+		conf_error(st, &ps->set.loc, "set \"%s\" has no type; add "
+			   "\"type ipv4_addr;\" (or ipv6_addr, inet_service, "
+			   "ifname, mark)", ps->set.name);
 	if (!ps->have_type) {
-		pval_free(ps->elems);
+		conf_pval_free(ps->elems);
 		set_bad(st, ps);
 		return;
 	}
 	if (ps->elems)
 		set_elems(st, ps);
-	pval_free(ps->elems);
+	conf_pval_free(ps->elems);
 	for (unsigned i = 0; i < c->n_sets; i++) {
 		if (strcmp(c->sets[i].name, ps->set.name))
 			continue;
-		pst_error(st, &ps->set.loc, "duplicate set \"%s\" (first "
-			  "defined at %u:%u)", ps->set.name,
-			  c->sets[i].loc.line, c->sets[i].loc.col);
+		conf_error(st, &ps->set.loc, "duplicate set \"%s\" (first "
+			   "defined at %u:%u)", ps->set.name,
+			   c->sets[i].loc.line, c->sets[i].loc.col);
 		goto drop;
 	}
 	n = realloc(c->sets, (c->n_sets + 1) * sizeof(*n));
@@ -578,29 +579,26 @@ drop:
 }
 
 /* Free what a parse that stopped inside a block left behind. */
-void pst_cleanup(struct pstate *st)
+void conf_pst_cleanup(struct pstate *st)
 {
 	if (st->cur_set) {
 		set_clear(&st->cur_set->set);
-		pval_free(st->cur_set->elems);
+		conf_pval_free(st->cur_set->elems);
 		free(st->cur_set);
 		st->cur_set = NULL;
 	}
-	rules_free(st->scratch.rules, st->scratch.n_rules);
+	conf_rules_free(st->scratch.rules, st->scratch.n_rules);
 	memset(&st->scratch, 0, sizeof(st->scratch));
 	for (unsigned i = 0; i < st->n_bad_sets; i++)
 		free(st->bad_sets[i]);
 	free(st->bad_sets);
 	st->bad_sets = NULL;
 	st->n_bad_sets = 0;
-	for (unsigned i = 0; i < st->n_errs; i++)
-		free(st->errs[i].msg);
-	st->n_errs = 0;
 }
 
 /* ---- hooks and rules ---- */
 
-void pst_hook_begin(struct pstate *st, const struct atom *name)
+void conf_pst_hook_begin(struct pstate *st, const struct atom *name)
 {
 	struct conf_hook *h;
 	unsigned i;
@@ -611,15 +609,15 @@ void pst_hook_begin(struct pstate *st, const struct atom *name)
 		if (!strcmp(name->text, conf_hook_name((enum conf_hook_id)i)))
 			break;
 	if (i == HOOK_MAX) {
-		pst_error(st, &name->loc, "unknown hook \"%s\"; expected one "
-			  "of: prerouting, input, forward, output, "
-			  "postrouting", name->text);
+		conf_error(st, &name->loc, "unknown hook \"%s\"; expected one "
+			   "of: prerouting, input, forward, output, "
+			   "postrouting", name->text);
 		return;
 	}
 	h = &st->conf->hooks[i];
 	if (h->present) {
-		pst_error(st, &name->loc, "duplicate hook \"%s\" (first at "
-			  "%u:%u)", name->text, h->loc.line, h->loc.col);
+		conf_error(st, &name->loc, "duplicate hook \"%s\" (first at "
+			   "%u:%u)", name->text, h->loc.line, h->loc.col);
 		return;
 	}
 	h->present = true;
@@ -627,11 +625,11 @@ void pst_hook_begin(struct pstate *st, const struct atom *name)
 	st->cur_hook = h;
 }
 
-void rules_free(struct conf_rule *r, unsigned n)
+void conf_rules_free(struct conf_rule *r, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
 		for (unsigned j = 0; j < r[i].n_matches; j++)
-			match_clear(&r[i].matches[j]);
+			conf_match_clear(&r[i].matches[j]);
 		free(r[i].matches);
 		free(r[i].log_prefix);
 		free(r[i].text);
@@ -639,34 +637,34 @@ void rules_free(struct conf_rule *r, unsigned n)
 	free(r);
 }
 
-void pst_hook_end(struct pstate *st)
+void conf_pst_hook_end(struct pstate *st)
 {
-	rules_free(st->scratch.rules, st->scratch.n_rules);
+	conf_rules_free(st->scratch.rules, st->scratch.n_rules);
 	memset(&st->scratch, 0, sizeof(st->scratch));
 	st->cur_hook = NULL;
 }
 
-void pst_hook_policy(struct pstate *st, struct item *verdict,
-		     const struct atom *word)
+void conf_pst_hook_policy(struct pstate *st, struct item *verdict,
+			  const struct atom *word)
 {
 	const struct conf_loc *loc = word ? &word->loc : &verdict->loc;
 
 	if (st->policy_seen) {
-		pst_error(st, loc, "duplicate policy");
+		conf_error(st, loc, "duplicate policy");
 		return;
 	}
 	st->policy_seen = true;
 	if (word) {
-		pst_error(st, &word->loc, "bad policy \"%s\"; expected accept "
-			  "or drop", word->text);
+		conf_error(st, &word->loc, "bad policy \"%s\"; expected accept "
+			   "or drop", word->text);
 		return;
 	}
 	if (verdict->bad)
 		return;
 	if (verdict->verdict != VERDICT_ACCEPT &&
 	    verdict->verdict != VERDICT_DROP) {
-		pst_error(st, &verdict->loc, "bad policy \"%s\"; expected "
-			  "accept or drop", verdict->text);
+		conf_error(st, &verdict->loc, "bad policy \"%s\"; expected "
+			   "accept or drop", verdict->text);
 		return;
 	}
 	if (st->cur_hook)

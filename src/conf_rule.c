@@ -85,8 +85,8 @@ static const struct field_def *find_field(struct pstate *st, const char *kw,
 		o += (size_t)snprintf(all + o, sizeof(all) - o, "%s%s",
 				      o ? ", " : "", d->word);
 	}
-	pst_error(st, &field->loc, "unknown \"%s\" field \"%s\"; expected one "
-		  "of: %s", kw, field->text, all);
+	conf_error(st, &field->loc, "unknown \"%s\" field \"%s\"; expected one "
+		   "of: %s", kw, field->text, all);
 	return NULL;
 }
 
@@ -108,10 +108,10 @@ static void match_flags(struct pstate *st, struct item *it,
 			it->m.flags |= f->bit;
 			continue;
 		}
-		pst_error(st, &e->loc, "unknown %s \"%s\"; expected one of: %s",
-			  what, e->a.text, d->kind == FK_TCP_FLAGS ?
-			  "syn, ack, fin, rst, psh, urg" :
-			  "new, established, related, invalid");
+		conf_error(st, &e->loc, "unknown %s \"%s\"; expected one "
+			   "of: %s", what, e->a.text, d->kind == FK_TCP_FLAGS ?
+			   "syn, ack, fin, rst, psh, urg" :
+			   "new, established, related, invalid");
 		it->bad = true;
 	}
 }
@@ -127,11 +127,11 @@ static int mark_mask(struct pstate *st, struct item *it, const struct pval *v)
 		return 0;
 	one.kind = PE_ONE;
 	if (conf_conv_elem(&one, V_MARK, &it->m.elems[0], msg, sizeof(msg))) {
-		pst_error(st, &e->loc, "%s", msg);
+		conf_error(st, &e->loc, "%s", msg);
 	} else if (e->b.kind != ATOM_NUM || e->b.sized ||
 		   e->b.num > 0xffffffff) {
-		pst_error(st, &e->b.loc, "bad mark mask \"%s\"; expected "
-			  "0..0xffffffff", e->b.text);
+		conf_error(st, &e->b.loc, "bad mark mask \"%s\"; expected "
+			   "0..0xffffffff", e->b.text);
 	} else {
 		it->m.mask = (uint32_t)e->b.num;
 		it->m.n_elems = 1;
@@ -147,7 +147,7 @@ static void match_elems(struct pstate *st, struct item *it,
 	char msg[512];
 
 	if (v->n == 0) {
-		pst_error(st, &v->loc, "empty list");
+		conf_error(st, &v->loc, "empty list");
 		it->bad = true;
 		return;
 	}
@@ -166,7 +166,7 @@ static void match_elems(struct pstate *st, struct item *it,
 					msg, sizeof(msg));
 
 		if (rc) {
-			pst_error(st, &e->loc, "%s", msg);
+			conf_error(st, &e->loc, "%s", msg);
 			it->bad = true;
 			continue;
 		}
@@ -179,8 +179,8 @@ static int match_value(struct pstate *st, struct item *it,
 {
 	if (v->setref) {
 		if (d->set_type < 0) {
-			pst_error(st, &v->loc, "a set cannot be used with "
-				  "\"%s\"", it->name);
+			conf_error(st, &v->loc, "a set cannot be used with "
+				   "\"%s\"", it->name);
 			return -1;
 		}
 		it->m.set_name = strdup(v->setref);
@@ -194,38 +194,39 @@ static int match_value(struct pstate *st, struct item *it,
 		return 0;
 	}
 	if (v->comma) {
-		pst_error(st, &v->elems[1].loc, "unexpected ','; write a list "
-			  "as { a, b }");
+		conf_error(st, &v->elems[1].loc, "unexpected ','; write a list "
+			   "as { a, b }");
 		return -1;
 	}
 	match_elems(st, it, d, v);
 	return 0;
 }
 
-struct item *pst_match(struct pstate *st, const char *kw,
-		       const struct conf_loc *kwloc, const struct atom *field,
-		       bool neg, const struct pval *v)
+struct item *conf_pst_match(struct pstate *st, const char *kw,
+			    const struct conf_loc *kwloc,
+			    const struct atom *field, bool neg,
+			    const struct pval *v)
 {
 	const struct field_def *d;
 	struct sbuf b = { 0 };
 	struct item *it;
 
-	sb_add(&b, kw);
+	conf_sb_add(&b, kw);
 	if (field) {
-		sb_add(&b, " ");
-		sb_add(&b, field->text);
+		conf_sb_add(&b, " ");
+		conf_sb_add(&b, field->text);
 	}
-	it = item_new(st, IT_MATCH, kwloc, b.s ? b.s : "");
+	it = conf_item_new(st, IT_MATCH, kwloc, b.s ? b.s : "");
 	if (!it) {
 		free(b.s);
 		return NULL;
 	}
-	sb_add(&b, neg ? " != " : " ");
-	sb_pval(&b, v);
+	conf_sb_add(&b, neg ? " != " : " ");
+	conf_sb_pval(&b, v);
 	free(it->text);
-	it->text = sb_done(&b, st);
+	it->text = conf_sb_done(&b, st);
 	if (!it->text) {
-		item_free(it);
+		conf_item_free(it);
 		return NULL;
 	}
 	d = find_field(st, kw, field);
@@ -251,12 +252,12 @@ static int limit_rate(struct pstate *st, struct item *it,
 	if (e->kind != PE_SLASH || e->a.kind != ATOM_NUM || e->a.sized ||
 	    e->b.kind != ATOM_WORD ||
 	    (strcmp(e->b.text, "second") && strcmp(e->b.text, "minute"))) {
-		pst_error(st, &e->loc, "expected a rate N/second or N/minute");
+		conf_error(st, &e->loc, "expected a rate N/second or N/minute");
 		return -1;
 	}
 	if (e->a.num < 1 || e->a.num > 0xffffffff) {
-		pst_error(st, &e->loc, "limit rate %s out of range; expected "
-			  "1..4294967295", e->a.text);
+		conf_error(st, &e->loc, "limit rate %s out of range; expected "
+			   "1..4294967295", e->a.text);
 		return -1;
 	}
 	per_min = strcmp(e->b.text, "minute") == 0;
@@ -269,54 +270,55 @@ static int limit_burst(struct pstate *st, struct item *it,
 		       const struct atom *kw, const struct atom *n)
 {
 	if (strcmp(kw->text, "burst")) {
-		pst_error(st, &kw->loc, "unexpected \"%s\"; expected burst",
-			  kw->text);
+		conf_error(st, &kw->loc, "unexpected \"%s\"; expected burst",
+			   kw->text);
 		return -1;
 	}
 	if (n->sized || n->num > 0xffffffff) {
-		pst_error(st, &n->loc, "burst %s out of range; expected "
-			  "0..4294967295", n->text);
+		conf_error(st, &n->loc, "burst %s out of range; expected "
+			   "0..4294967295", n->text);
 		return -1;
 	}
 	it->m.burst = (uint32_t)n->num;
 	return 0;
 }
 
-struct item *pst_limit(struct pstate *st, const struct conf_loc *kwloc,
-		       const struct atom *rate, const struct pelem *val,
-		       const struct atom *burst_kw, const struct atom *burst)
+struct item *conf_pst_limit(struct pstate *st, const struct conf_loc *kwloc,
+			    const struct atom *rate, const struct pelem *val,
+			    const struct atom *burst_kw,
+			    const struct atom *burst)
 {
 	struct sbuf b = { 0 };
 	struct pval v = { .elems = (struct pelem *)val, .n = 1 };
 	struct item *it;
 
-	sb_add(&b, "limit ");
-	sb_add(&b, rate->text);
-	sb_add(&b, " ");
-	sb_pval(&b, &v);
+	conf_sb_add(&b, "limit ");
+	conf_sb_add(&b, rate->text);
+	conf_sb_add(&b, " ");
+	conf_sb_pval(&b, &v);
 	if (burst_kw) {
-		sb_add(&b, " ");
-		sb_add(&b, burst_kw->text);
-		sb_add(&b, " ");
-		sb_add(&b, burst->text);
+		conf_sb_add(&b, " ");
+		conf_sb_add(&b, burst_kw->text);
+		conf_sb_add(&b, " ");
+		conf_sb_add(&b, burst->text);
 	}
-	it = item_new(st, IT_MATCH, kwloc, "limit rate");
+	it = conf_item_new(st, IT_MATCH, kwloc, "limit rate");
 	if (!it) {
 		free(b.s);
 		return NULL;
 	}
 	free(it->text);
-	it->text = sb_done(&b, st);
+	it->text = conf_sb_done(&b, st);
 	if (!it->text) {
-		item_free(it);
+		conf_item_free(it);
 		return NULL;
 	}
 	it->m.field = MATCH_LIMIT;
 	it->m.loc = *kwloc;
 	it->m.mask = 0xffffffff;
 	if (strcmp(rate->text, "rate")) {
-		pst_error(st, &rate->loc, "unexpected \"%s\"; expected rate",
-			  rate->text);
+		conf_error(st, &rate->loc, "unexpected \"%s\"; expected rate",
+			   rate->text);
 		it->bad = true;
 	} else if (limit_rate(st, it, val) ||
 		   (burst_kw && limit_burst(st, it, burst_kw, burst))) {
@@ -332,26 +334,26 @@ static const char *const stmt_names[] = {
 	[IT_BYPASS] = "bypass",
 };
 
-struct item *pst_stmt(struct pstate *st, enum item_kind kind,
-		      const struct conf_loc *loc, const struct atom *arg1,
-		      const struct atom *arg2)
+struct item *conf_pst_stmt(struct pstate *st, enum item_kind kind,
+			   const struct conf_loc *loc, const struct atom *arg1,
+			   const struct atom *arg2)
 {
-	struct item *it = item_new(st, kind, loc, stmt_names[kind]);
+	struct item *it = conf_item_new(st, kind, loc, stmt_names[kind]);
 	char text[600];
 
 	if (!it || !arg1)
 		return it;
 	if (kind == IT_LOG && strcmp(arg1->text, "prefix")) {
-		pst_error(st, &arg1->loc, "unexpected \"%s\"; expected prefix",
-			  arg1->text);
+		conf_error(st, &arg1->loc, "unexpected \"%s\"; expected prefix",
+			   arg1->text);
 		it->bad = true;
 	} else if (kind == IT_LOG) {
 		it->prefix = strdup(arg2->text);
 		snprintf(text, sizeof(text), "log prefix \"%.500s\"",
 			 arg2->text);
 	} else if (arg1->sized || arg1->num > 0xffffffff) {
-		pst_error(st, &arg1->loc, "mark %s out of range; expected "
-			  "0..0xffffffff", arg1->text);
+		conf_error(st, &arg1->loc, "mark %s out of range; expected "
+			   "0..0xffffffff", arg1->text);
 		it->bad = true;
 	} else {
 		it->mark = (uint32_t)arg1->num;
@@ -361,7 +363,7 @@ struct item *pst_stmt(struct pstate *st, enum item_kind kind,
 		free(it->text);
 		it->text = strdup(text);
 		if (!it->text || (kind == IT_LOG && !it->prefix)) {
-			item_free(it);
+			conf_item_free(it);
 			st->nomem = true;
 			return NULL;
 		}
@@ -369,11 +371,12 @@ struct item *pst_stmt(struct pstate *st, enum item_kind kind,
 	return it;
 }
 
-struct item *pst_verdict(struct pstate *st, enum verdict_kind v,
-			 const struct conf_loc *loc, const struct atom *w,
-			 const struct atom *num)
+struct item *conf_pst_verdict(struct pstate *st, enum verdict_kind v,
+			      const struct conf_loc *loc, const struct atom *w,
+			      const struct atom *num)
 {
-	struct item *it = item_new(st, IT_VERDICT, loc, conf_verdict_name(v));
+	struct item *it = conf_item_new(st, IT_VERDICT, loc,
+					conf_verdict_name(v));
 	char text[64];
 
 	if (!it)
@@ -382,12 +385,12 @@ struct item *pst_verdict(struct pstate *st, enum verdict_kind v,
 	if (!num)
 		return it;
 	if (w && strcmp(w->text, "num")) {
-		pst_error(st, &w->loc, "unexpected \"%s\"; expected a queue "
-			  "number", w->text);
+		conf_error(st, &w->loc, "unexpected \"%s\"; expected a queue "
+			   "number", w->text);
 		it->bad = true;
 	} else if (num->sized || num->num > 65535) {
-		pst_error(st, &num->loc, "queue %s out of range; expected "
-			  "0..65535", num->text);
+		conf_error(st, &num->loc, "queue %s out of range; expected "
+			   "0..65535", num->text);
 		it->bad = true;
 	} else {
 		it->queue_num = (uint16_t)num->num;
@@ -395,7 +398,7 @@ struct item *pst_verdict(struct pstate *st, enum verdict_kind v,
 		free(it->text);
 		it->text = strdup(text);
 		if (!it->text) {
-			item_free(it);
+			conf_item_free(it);
 			st->nomem = true;
 			return NULL;
 		}
@@ -425,11 +428,11 @@ static int check_order(struct pstate *st, const struct items *l,
 		bad |= it->bad;
 		/* The grammar puts the one verdict last; order the rest. */
 		if (p < max || (p == max && p > 0)) {
-			pst_error(st, &it->loc, p == max ?
-				  "duplicate \"%s\"" : "\"%s\" out of order; "
-				  "write matches, then counter, log, "
-				  "mark set, bypass, then the verdict",
-				  it->name);
+			conf_error(st, &it->loc, p == max ?
+				   "duplicate \"%s\"" : "\"%s\" out of order; "
+				   "write matches, then counter, log, "
+				   "mark set, bypass, then the verdict",
+				   it->name);
 			bad = 1;
 		}
 		if (p > max)
@@ -440,13 +443,13 @@ static int check_order(struct pstate *st, const struct items *l,
 			bypass = it;
 	}
 	if (!verdict) {
-		pst_error(st, end, "missing verdict; expected one of: accept, "
-			  "drop, repeat, queue N");
+		conf_error(st, end, "missing verdict; expected one of: accept, "
+			   "drop, repeat, queue N");
 		return -1;
 	}
 	if (bypass && verdict->verdict != VERDICT_ACCEPT) {
-		pst_error(st, &bypass->loc, "\"bypass\" is only allowed before "
-			  "\"accept\"");
+		conf_error(st, &bypass->loc, "\"bypass\" is only allowed "
+			   "before \"accept\"");
 		bad = 1;
 	}
 	return bad ? -1 : 0;
@@ -477,10 +480,10 @@ static int check_protos(struct pstate *st, const struct items *l)
 		if (it->kind != IT_MATCH || it->proto < 0)
 			continue;
 		if (first && first->proto != it->proto) {
-			pst_error(st, &it->loc, "\"%s\" contradicts \"%s\": a "
-				  "packet is not both %s and %s", it->name,
-				  first->name, proto_name(first->proto),
-				  proto_name(it->proto));
+			conf_error(st, &it->loc, "\"%s\" contradicts \"%s\": a "
+				   "packet is not both %s and %s", it->name,
+				   first->name, proto_name(first->proto),
+				   proto_name(it->proto));
 			bad = 1;
 		}
 		if (!first)
@@ -495,9 +498,9 @@ static int check_protos(struct pstate *st, const struct items *l)
 			continue;
 		if (elems_have(m, (uint64_t)first->proto) != m->negate)
 			continue;
-		pst_error(st, &first->loc, "\"%s\" needs protocol %s, but "
-			  "\"%s\" excludes it", first->name,
-			  proto_name(first->proto), l->v[i].text);
+		conf_error(st, &first->loc, "\"%s\" needs protocol %s, but "
+			   "\"%s\" excludes it", first->name,
+			   proto_name(first->proto), l->v[i].text);
 		bad = 1;
 	}
 	return bad ? -1 : 0;
@@ -516,8 +519,8 @@ static int rule_fill(struct pstate *st, struct conf_rule *r,
 	for (unsigned i = 0; i < l->n; i++) {
 		struct item *it = &l->v[i];
 
-		sb_add(&b, i ? " " : "");
-		sb_add(&b, it->text);
+		conf_sb_add(&b, i ? " " : "");
+		conf_sb_add(&b, it->text);
 		if (it->kind == IT_MATCH) {
 			it->m.text = it->text;
 			it->text = NULL;
@@ -540,11 +543,12 @@ static int rule_fill(struct pstate *st, struct conf_rule *r,
 		}
 	}
 	r->n_matches = nm;
-	r->text = sb_done(&b, st);
+	r->text = conf_sb_done(&b, st);
 	return r->text ? 0 : -ENOMEM;
 }
 
-void pst_rule(struct pstate *st, struct items *l, const struct conf_loc *end)
+void conf_pst_rule(struct pstate *st, struct items *l,
+		   const struct conf_loc *end)
 {
 	struct conf_hook *h = st->cur_hook;
 	struct conf_rule *n;
@@ -562,13 +566,13 @@ void pst_rule(struct pstate *st, struct items *l, const struct conf_loc *end)
 	h->rules = n;
 	memset(&n[h->n_rules], 0, sizeof(*n));
 	if (rule_fill(st, &n[h->n_rules], l)) {
-		rules_free(&n[h->n_rules], 1);
+		conf_rules_free(&n[h->n_rules], 1);
 		st->nomem = true;
 		goto out;
 	}
 	h->n_rules++;
 out:
-	items_free(l);
+	conf_items_free(l);
 }
 
 /* ---- checks that need the whole file ---- */
@@ -605,21 +609,21 @@ static void check_set_ref(struct pstate *st, const struct conf_match *m)
 		if (strcmp(c->sets[i].name, m->set_name))
 			continue;
 		if (c->sets[i].type != want)
-			pst_error(st, &m->set_loc, "set \"%s\" has type %s; "
-				  "\"%s\" needs a set of type %s",
-				  m->set_name,
-				  conf_set_type_name(c->sets[i].type),
-				  field_name(m->field, name, sizeof(name)),
-				  conf_set_type_name(want));
+			conf_error(st, &m->set_loc, "set \"%s\" has type %s; "
+				   "\"%s\" needs a set of type %s",
+				   m->set_name,
+				   conf_set_type_name(c->sets[i].type),
+				   field_name(m->field, name, sizeof(name)),
+				   conf_set_type_name(want));
 		return;
 	}
 	for (unsigned i = 0; i < st->n_bad_sets; i++)
 		if (strcmp(st->bad_sets[i], m->set_name) == 0)
 			return;
-	pst_error(st, &m->set_loc, "unknown set \"%s\"", m->set_name);
+	conf_error(st, &m->set_loc, "unknown set \"%s\"", m->set_name);
 }
 
-void pst_finish(struct pstate *st)
+void conf_pst_finish(struct pstate *st)
 {
 	const struct conf_options *o = &st->conf->opts;
 
@@ -634,7 +638,7 @@ void pst_finish(struct pstate *st)
 	}
 	if (o->queues_mode == QUEUES_COUNT &&
 	    o->queue_base + o->queues_count - 1 > 65535)
-		pst_error(st, &st->queues_loc, "queues %u from queue-base %u "
-			  "go past queue 65535", o->queues_count,
-			  o->queue_base);
+		conf_error(st, &st->queues_loc, "queues %u from queue-base %u "
+			   "go past queue 65535", o->queues_count,
+			   o->queue_base);
 }

@@ -8,20 +8,21 @@
 
 /* ---- raw values ---- */
 
-void atom_clear(struct atom *a)
+void conf_atom_clear(struct atom *a)
 {
 	free(a->text);
 	a->text = NULL;
 }
 
-struct pelem *pelem_new(enum pelem_kind kind, struct atom *a, struct atom *b)
+struct pelem *conf_pelem_new(enum pelem_kind kind, struct atom *a,
+			     struct atom *b)
 {
 	struct pelem *e = calloc(1, sizeof(*e));
 
 	if (!e) {
-		atom_clear(a);
+		conf_atom_clear(a);
 		if (b)
-			atom_clear(b);
+			conf_atom_clear(b);
 		return NULL;
 	}
 	e->kind = kind;
@@ -32,25 +33,25 @@ struct pelem *pelem_new(enum pelem_kind kind, struct atom *a, struct atom *b)
 	return e;
 }
 
-void pelem_free(struct pelem *e)
+void conf_pelem_free(struct pelem *e)
 {
 	if (!e)
 		return;
-	atom_clear(&e->a);
-	atom_clear(&e->b);
+	conf_atom_clear(&e->a);
+	conf_atom_clear(&e->b);
 	free(e);
 }
 
-struct pval *pval_new(struct pelem *first, const struct conf_loc *loc)
+struct pval *conf_pval_new(struct pelem *first, const struct conf_loc *loc)
 {
 	struct pval *v = calloc(1, sizeof(*v));
 
 	if (!v) {
-		pelem_free(first);
+		conf_pelem_free(first);
 		return NULL;
 	}
 	v->loc = *loc;
-	if (first && pval_add(v, first)) {
+	if (first && conf_pval_add(v, first)) {
 		free(v);
 		return NULL;
 	}
@@ -58,12 +59,12 @@ struct pval *pval_new(struct pelem *first, const struct conf_loc *loc)
 }
 
 /* Takes e (its contents move into the array) even on failure. */
-int pval_add(struct pval *v, struct pelem *e)
+int conf_pval_add(struct pval *v, struct pelem *e)
 {
 	struct pelem *n = realloc(v->elems, (v->n + 1) * sizeof(*n));
 
 	if (!n) {
-		pelem_free(e);
+		conf_pelem_free(e);
 		return -ENOMEM;
 	}
 	v->elems = n;
@@ -72,13 +73,13 @@ int pval_add(struct pval *v, struct pelem *e)
 	return 0;
 }
 
-void pval_free(struct pval *v)
+void conf_pval_free(struct pval *v)
 {
 	if (!v)
 		return;
 	for (unsigned i = 0; i < v->n; i++) {
-		atom_clear(&v->elems[i].a);
-		atom_clear(&v->elems[i].b);
+		conf_atom_clear(&v->elems[i].a);
+		conf_atom_clear(&v->elems[i].b);
 	}
 	free(v->elems);
 	free(v->setref);
@@ -92,7 +93,7 @@ void conf_elems_free(struct conf_elem *e, unsigned n)
 	free(e);
 }
 
-void match_clear(struct conf_match *m)
+void conf_match_clear(struct conf_match *m)
 {
 	free(m->set_name);
 	free(m->text);
@@ -100,25 +101,25 @@ void match_clear(struct conf_match *m)
 	memset(m, 0, sizeof(*m));
 }
 
-void item_free(struct item *it)
+void conf_item_free(struct item *it)
 {
 	if (!it)
 		return;
 	free(it->text);
 	free(it->prefix);
-	match_clear(&it->m);
+	conf_match_clear(&it->m);
 	free(it);
 }
 
-struct items *items_new(struct item *first)
+struct items *conf_items_new(struct item *first)
 {
 	struct items *l = calloc(1, sizeof(*l));
 
 	if (!l) {
-		item_free(first);
+		conf_item_free(first);
 		return NULL;
 	}
-	if (items_add(l, first)) {
+	if (conf_items_add(l, first)) {
 		free(l);
 		return NULL;
 	}
@@ -126,14 +127,14 @@ struct items *items_new(struct item *first)
 }
 
 /* Takes it even on failure. */
-int items_add(struct items *l, struct item *it)
+int conf_items_add(struct items *l, struct item *it)
 {
 	if (l->n == l->cap) {
 		unsigned cap = l->cap ? l->cap * 2 : 8;
 		struct item *n = realloc(l->v, cap * sizeof(*n));
 
 		if (!n) {
-			item_free(it);
+			conf_item_free(it);
 			return -ENOMEM;
 		}
 		l->v = n;
@@ -149,11 +150,11 @@ static void items_clear(struct item *v, unsigned n)
 	for (unsigned i = 0; i < n; i++) {
 		free(v[i].text);
 		free(v[i].prefix);
-		match_clear(&v[i].m);
+		conf_match_clear(&v[i].m);
 	}
 }
 
-void items_free(struct items *l)
+void conf_items_free(struct items *l)
 {
 	if (!l)
 		return;
@@ -164,45 +165,28 @@ void items_free(struct items *l)
 
 /* ---- errors and text ---- */
 
-void pst_verror(struct pstate *st, const struct conf_loc *loc,
-		const char *fmt, va_list ap)
+void conf_verror(struct pstate *st, const struct conf_loc *loc,
+		 const char *fmt, va_list ap)
 {
-	struct perr *e;
-	char msg[1024];
-	int n;
+	struct conf_loc l = { st->file, loc->line, loc->col };
 
-	if (st->n_errs == NFQD_MAX_ERRORS) {
-		if (!st->too_many)
-			st->too_many_loc = *loc;
-		st->too_many = true;
-		return;
-	}
-	n = snprintf(msg, sizeof(msg), "%s:%u:%u: ", st->file, loc->line,
-		     loc->col);
-	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
-	e = &st->errs[st->n_errs];
-	e->msg = strdup(msg);
-	if (!e->msg) {
-		st->nomem = true;
-		return;
-	}
-	e->line = loc->line;
-	e->col = loc->col;
 	st->n_errs++;
+	if (diag_vadd(st->diags, DIAG_ERROR, &l, fmt, ap) == -ENOMEM)
+		st->nomem = true;
 }
 
-void pst_error(struct pstate *st, const struct conf_loc *loc,
-	       const char *fmt, ...)
+void conf_error(struct pstate *st, const struct conf_loc *loc,
+		const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	pst_verror(st, loc, fmt, ap);
+	conf_verror(st, loc, fmt, ap);
 	va_end(ap);
 }
 
 /* A growing string; on ENOMEM it stays NULL and the caller reports it. */
-void sb_add(struct sbuf *b, const char *s)
+void conf_sb_add(struct sbuf *b, const char *s)
 {
 	size_t n = strlen(s);
 
@@ -223,7 +207,7 @@ void sb_add(struct sbuf *b, const char *s)
 	b->len += n;
 }
 
-char *sb_done(struct sbuf *b, struct pstate *st)
+char *conf_sb_done(struct sbuf *b, struct pstate *st)
 {
 	if (b->nomem || !b->s) {
 		free(b->s);
@@ -236,10 +220,10 @@ char *sb_done(struct sbuf *b, struct pstate *st)
 static void sb_atom(struct sbuf *b, const struct atom *a)
 {
 	if (a->kind == ATOM_STR)
-		sb_add(b, "\"");
-	sb_add(b, a->text);
+		conf_sb_add(b, "\"");
+	conf_sb_add(b, a->text);
 	if (a->kind == ATOM_STR)
-		sb_add(b, "\"");
+		conf_sb_add(b, "\"");
 }
 
 static void sb_elem(struct sbuf *b, const struct pelem *e)
@@ -247,30 +231,30 @@ static void sb_elem(struct sbuf *b, const struct pelem *e)
 	sb_atom(b, &e->a);
 	if (e->kind == PE_ONE)
 		return;
-	sb_add(b, e->kind == PE_RANGE ? "-" : "/");
+	conf_sb_add(b, e->kind == PE_RANGE ? "-" : "/");
 	sb_atom(b, &e->b);
 }
 
 /* The value as nft would print it: "22", "{ 23, 2323 }", "@set". */
-void sb_pval(struct sbuf *b, const struct pval *v)
+void conf_sb_pval(struct sbuf *b, const struct pval *v)
 {
 	if (v->setref) {
-		sb_add(b, "@");
-		sb_add(b, v->setref);
+		conf_sb_add(b, "@");
+		conf_sb_add(b, v->setref);
 		return;
 	}
 	if (v->list)
-		sb_add(b, v->n ? "{ " : "{");
+		conf_sb_add(b, v->n ? "{ " : "{");
 	for (unsigned i = 0; i < v->n; i++) {
 		if (i)
-			sb_add(b, v->comma ? "," : ", ");
+			conf_sb_add(b, v->comma ? "," : ", ");
 		sb_elem(b, &v->elems[i]);
 	}
 	if (v->list)
-		sb_add(b, " }");
+		conf_sb_add(b, " }");
 }
 
-struct item *item_new(struct pstate *st, enum item_kind kind,
+struct item *conf_item_new(struct pstate *st, enum item_kind kind,
 			     const struct conf_loc *loc, const char *text)
 {
 	struct item *it = calloc(1, sizeof(*it));

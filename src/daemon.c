@@ -23,6 +23,7 @@
 #include "conf.h"
 #include "ctl_cmd.h"
 #include "daemon.h"
+#include "diag.h"
 #include "fdstore.h"
 #include "ifcache.h"
 #include "log.h"
@@ -40,49 +41,14 @@
 /* ------------------------------------------------------------------ */
 /* helpers                                                             */
 
-/* Append "FMT\n" to the malloc'd string *errors. */
-static void add_error(char **errors, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void add_error(char **errors, const char *fmt, ...)
-{
-	char *line = NULL, *joined = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (vasprintf(&line, fmt, ap) < 0)
-		line = NULL;
-	va_end(ap);
-	if (!line)
-		return;
-	if (asprintf(&joined, "%s%s\n", *errors ? *errors : "", line) >= 0) {
-		free(*errors);
-		*errors = joined;
-	}
-	free(line);
-}
-
-static void log_error_lines(const char *prefix, const char *errors)
-{
-	const char *s = errors;
-
-	while (s && *s) {
-		const char *nl = strchr(s, '\n');
-		int len = nl ? (int)(nl - s) : (int)strlen(s);
-
-		log_err("%s%.*s", prefix, len, s);
-		s = nl ? nl + 1 : s + len;
-	}
-}
-
 static int load_conf(const char *path, bool builtin, struct conf **out,
-		     char **errors)
+		     struct diags *dg)
 {
 	if (builtin) {
 		*out = conf_default();
 		return *out ? 0 : -ENOMEM;
 	}
-	return conf_load(path, out, errors);
+	return conf_load(path, out, dg);
 }
 
 /* The CPU for queue NUM: queue base+i runs on the i-th CPU this process
@@ -142,15 +108,15 @@ static int start_worker(struct queue *q)
 
 /* Name the rule that needs a kernel feature this kernel lacks. */
 static int check_kflags(const struct nfqd *d, const struct policy *p,
-			char **errors)
+			struct diags *dg)
 {
 	uint32_t missing = policy_kernel_flags(p) & ~d->kflags_supported;
 
 	if (missing & NFQA_CFG_F_CONNTRACK)
-		add_error(errors, "%s: ct state needs conntrack attributes from NFQUEUE, which this kernel does not provide (CONFIG_NETFILTER_NETLINK_GLUE_CT)",
+		diag_add(dg, DIAG_ERROR, NULL, "%s: ct state needs conntrack attributes from NFQUEUE, which this kernel does not provide (CONFIG_NETFILTER_NETLINK_GLUE_CT)",
 			  policy_flag_user(p, NFQA_CFG_F_CONNTRACK));
 	if (missing & NFQA_CFG_F_UID_GID)
-		add_error(errors, "%s: meta skuid/skgid needs NFQUEUE uid/gid attributes, which this kernel refused",
+		diag_add(dg, DIAG_ERROR, NULL, "%s: meta skuid/skgid needs NFQUEUE uid/gid attributes, which this kernel refused",
 			  policy_flag_user(p, NFQA_CFG_F_UID_GID));
 	return missing ? -EOPNOTSUPP : 0;
 }
@@ -250,14 +216,16 @@ static void notify_reloading(const struct nfqd *d)
 
 /* A failed reload keeps the running policy: say so, with its first error
  * (a STATUS= value is one line). */
-static void notify_reload_failed(const struct nfqd *d, const char *errors,
-				 int err)
+static void notify_reload_failed(const struct nfqd *d,
+				 const struct diags *dg, int err)
 {
-	const char *e = errors && *errors ? errors : strerror(-err);
+	char *first = dg->errors ? diag_join(dg, DIAG_ERROR) : NULL;
+	const char *e = first ? first : strerror(-err);
 
 	sd_notifyf(0, "READY=1\nSTATUS=reload failed, keeping generation %llu, %u queues: %.*s",
 		   (unsigned long long)d->generation, registry_get(&d->reg)->n,
 		   (int)strcspn(e, "\n"), e);
+	free(first);
 }
 
 /* ------------------------------------------------------------------ */
@@ -312,18 +280,18 @@ static int start_queues(struct nfqd *d, const uint16_t *nums, unsigned n)
 {
 	struct registry *r = registry_alloc(n);
 	struct policy *p;
-	char *errors = NULL;
+	struct diags dg = { 0 };
 	int rc;
 
 	if (!r)
 		return -ENOMEM;
-	p = policy_build(d->conf, n, &errors);
+	p = policy_build(d->conf, n, &dg);
 	rc = p ? probe_kflags(d, n ? nums[0] : 0) : -EINVAL;
 	if (rc == 0)
-		rc = check_kflags(d, p, &errors);
+		rc = check_kflags(d, p, &dg);
+	diag_log(&dg, "");
+	diag_free(&dg);
 	if (rc < 0) {
-		log_error_lines("", errors);
-		free(errors);
 		policy_free(p);
 		free(r);
 		return rc;
@@ -435,19 +403,19 @@ static int drop_privileges(const struct conf_options *o, bool created_dir)
 static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	struct nfqd *d = w->data;
-	char *errors = NULL;
+	struct diags dg = { 0 };
 
 	if (w->signum != SIGHUP) {
 		log_info("signal %d: stopping", w->signum);
 		ev_break(loop, EVBREAK_ALL);
 		return;
 	}
-	if (nfqd_reload(d, &errors) < 0) {
-		log_error_lines("reload failed: ", errors);
+	if (nfqd_reload(d, &dg) < 0) {
+		diag_log(&dg, "reload failed: ");
 		log_err("reload failed: keeping generation %llu",
 			(unsigned long long)d->generation);
 	}
-	free(errors);
+	diag_free(&dg);
 }
 
 static void loop_release(struct ev_loop *loop)
@@ -480,7 +448,7 @@ static void watch_signals(struct nfqd *d)
 int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 {
 	uint16_t *nums = NULL;
-	char *errors = NULL;
+	struct diags dg = { 0 };
 	int n, rc;
 
 	registry_init(&d->reg);
@@ -499,12 +467,11 @@ int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 		      LOG_FLUSH_SECONDS);
 	ev_timer_start(d->loop, &d->log_timer);
 
-	rc = load_conf(config_path, builtin, &d->conf, &errors);
-	if (rc < 0) {
-		log_error_lines("", errors);
-		free(errors);
+	rc = load_conf(config_path, builtin, &d->conf, &dg);
+	diag_log(&dg, "");
+	diag_free(&dg);
+	if (rc < 0)
 		return rc;
-	}
 	if (!d->debug)
 		log_set_level(d->conf->opts.log_level);
 	if (!have_net_admin()) {
@@ -563,7 +530,7 @@ struct reload_plan {
 /* Which queues stay, go and come, with a slot for each new one; binds
  * nothing yet. */
 static int plan_queues(struct nfqd *d, const uint16_t *nums, unsigned n,
-		       struct reload_plan *pl, char **errors)
+		       struct reload_plan *pl, struct diags *dg)
 {
 	struct registry *cur = registry_get(&d->reg);
 
@@ -590,7 +557,7 @@ static int plan_queues(struct nfqd *d, const uint16_t *nums, unsigned n,
 		pl->slot[i] = alloc_slot(pl->used);
 		if (pl->slot[i] >= NFQD_MAX_QUEUES) {
 			/* Old and new queues together exceed the slots. */
-			add_error(errors, "queue %u: no worker slot free (at most %u queues during a reload)",
+			diag_add(dg, DIAG_ERROR, NULL, "queue %u: no worker slot free (at most %u queues during a reload)",
 				  nums[i], NFQD_MAX_QUEUES);
 			return -ENOSPC;
 		}
@@ -600,7 +567,7 @@ static int plan_queues(struct nfqd *d, const uint16_t *nums, unsigned n,
 
 /* Bind the new queues with the flags KFLAGS; their workers wait. */
 static int open_new(struct nfqd *d, const struct conf *nc, uint32_t kflags,
-		    struct reload_plan *pl, char **errors)
+		    struct reload_plan *pl, struct diags *dg)
 {
 	int rc = 0;
 
@@ -618,14 +585,14 @@ static int open_new(struct nfqd *d, const struct conf *nc, uint32_t kflags,
 
 		rc = queue_open(&pl->next->q[i], &at, &nc->opts, kflags);
 		if (rc < 0)
-			add_error(errors, "queue %u: cannot bind (%s)", num,
+			diag_add(dg, DIAG_ERROR, NULL, "queue %u: cannot bind (%s)", num,
 				  strerror(-rc));
 	}
 	return rc;
 }
 
 static int start_new(const struct nfqd *d, struct reload_plan *pl,
-		     char **errors)
+		     struct diags *dg)
 {
 	for (unsigned i = 0; i < pl->next->n; i++) {
 		int rc;
@@ -634,7 +601,7 @@ static int start_new(const struct nfqd *d, struct reload_plan *pl,
 			continue;
 		rc = start_worker(pl->next->q[i]);
 		if (rc < 0) {
-			add_error(errors, "queue %u: worker did not start (%s)",
+			diag_add(dg, DIAG_ERROR, NULL, "queue %u: worker did not start (%s)",
 				  pl->nums[i], strerror(-rc));
 			return rc;
 		}
@@ -666,10 +633,10 @@ static long ms_since(const struct timespec *t0)
 
 /*
  * Wait (bounded) until the kernel answered every reconfigure that
- * ASKED marks. 0, or the first failure (its queue named in *errors).
+ * ASKED marks. 0, or the first failure (its queue named in DG).
  */
 static int wait_reconfigured(struct registry *r, const bool *asked,
-			     char **errors)
+			     struct diags *dg)
 {
 	const struct timespec pause = { 0, 1000000 };
 	struct timespec t0;
@@ -685,7 +652,7 @@ static int wait_reconfigured(struct registry *r, const bool *asked,
 		if (!asked[i] || res == 0)
 			continue;
 		rc = res > 0 ? -ETIMEDOUT : res;
-		add_error(errors, "queue %u: the kernel did not accept the new queue configuration (%s)",
+		diag_add(dg, DIAG_ERROR, NULL, "queue %u: the kernel did not accept the new queue configuration (%s)",
 			  queue_num(r->q[i]), strerror(-rc));
 	}
 	return rc;
@@ -710,13 +677,13 @@ static void revert_kept(const struct nfqd *d, struct reload_plan *pl)
  * (meta skuid needs UID_GID) must not judge packets queued without it.
  */
 static int reconfigure_kept(const struct conf *nc, uint32_t kflags,
-			    struct reload_plan *pl, char **errors)
+			    struct reload_plan *pl, struct diags *dg)
 {
 	for (unsigned i = 0; i < pl->next->n; i++)
 		if (!pl->opened[i])
 			pl->asked[i] = queue_reconfigure(pl->next->q[i],
 							 &nc->opts, kflags);
-	return wait_reconfigured(pl->next, pl->asked, errors);
+	return wait_reconfigured(pl->next, pl->asked, dg);
 }
 
 /* Switch to the planned table: nothing here can fail. */
@@ -746,7 +713,7 @@ static void commit_plan(struct nfqd *d, struct reload_plan *pl)
  * started before the switch: any failure leaves nothing newly bound and
  * the running options on the queues that stay.
  */
-static int reload_with(struct nfqd *d, struct conf *nc, char **errors)
+static int reload_with(struct nfqd *d, struct conf *nc, struct diags *dg)
 {
 	struct reload_plan *pl;
 	struct policy *p = NULL, *old = registry_policy(&d->reg);
@@ -756,7 +723,7 @@ static int reload_with(struct nfqd *d, struct conf *nc, char **errors)
 
 	n = conf_queue_numbers(&nc->opts, &nums);
 	if (n < 0) {
-		add_error(errors, "queues: cannot resolve queue numbers (%s)",
+		diag_add(dg, DIAG_ERROR, NULL, "queues: cannot resolve queue numbers (%s)",
 			  strerror(-n));
 		return n;
 	}
@@ -765,23 +732,23 @@ static int reload_with(struct nfqd *d, struct conf *nc, char **errors)
 		free(nums);
 		return -ENOMEM;
 	}
-	rc = plan_queues(d, nums, (unsigned)n, pl, errors);
+	rc = plan_queues(d, nums, (unsigned)n, pl, dg);
 	free(nums);
 	if (rc == 0) {
-		p = policy_build(nc, slot_count(pl->used), errors);
+		p = policy_build(nc, slot_count(pl->used), dg);
 		if (p)
 			policy_use_ifcache(p, d->ifc);
-		rc = p ? check_kflags(d, p, errors) : -EINVAL;
+		rc = p ? check_kflags(d, p, dg) : -EINVAL;
 	}
 	if (rc == 0) {
 		kflags = policy_kernel_flags(p);
 		rc = open_new(d, nc, kflags | (old ? policy_kernel_flags(old) : 0),
-			      pl, errors);
+			      pl, dg);
 	}
 	if (rc == 0)
-		rc = reconfigure_kept(nc, kflags, pl, errors);
+		rc = reconfigure_kept(nc, kflags, pl, dg);
 	if (rc == 0)
-		rc = start_new(d, pl, errors);
+		rc = start_new(d, pl, dg);
 	if (rc < 0) {
 		revert_kept(d, pl);
 		policy_free(p);
@@ -796,21 +763,21 @@ static int reload_with(struct nfqd *d, struct conf *nc, char **errors)
 	return 0;
 }
 
-int nfqd_reload(struct nfqd *d, char **errors)
+int nfqd_reload(struct nfqd *d, struct diags *dg)
 {
 	struct conf *nc = NULL;
 	int rc;
 
-	*errors = NULL;
 	notify_reloading(d);
-	rc = load_conf(d->config_path, d->builtin_config, &nc, errors);
+	rc = load_conf(d->config_path, d->builtin_config, &nc, dg);
 	if (rc == 0)
-		rc = reload_with(d, nc, errors);
+		rc = reload_with(d, nc, dg);
 	if (rc < 0) {
 		conf_free(nc);
-		notify_reload_failed(d, *errors, rc);
+		notify_reload_failed(d, dg, rc);
 		return rc;
 	}
+	diag_log(dg, "");	/* only warnings: the reload goes ahead */
 	conf_free(d->conf);
 	d->conf = nc;
 	d->generation++;
@@ -912,9 +879,15 @@ static void ctl_status_of(void *ctx, struct ctl_status *out)
 	out->generation = d->generation;
 }
 
+/* The control protocol carries the errors as lines. */
 static int ctl_reload(void *ctx, char **errors)
 {
-	return nfqd_reload(ctx, errors);
+	struct diags dg = { 0 };
+	int rc = nfqd_reload(ctx, &dg);
+
+	*errors = diag_join(&dg, DIAG_ERROR);
+	diag_free(&dg);
+	return rc;
 }
 
 static void ctl_counters_reset(void *ctx)
@@ -929,44 +902,4 @@ void nfqd_ctl_ops(struct nfqd *d, struct ctl_ops *ops)
 	ops->status = ctl_status_of;
 	ops->reload = ctl_reload;
 	ops->counters_reset = ctl_counters_reset;
-}
-
-/* ------------------------------------------------------------------ */
-/* nfqd -t                                                             */
-
-int nfqd_check_config(const char *path, bool builtin)
-{
-	struct conf *c = NULL;
-	struct policy *p = NULL;
-	uint16_t *nums = NULL;
-	char *errors = NULL;
-	int rc, n;
-
-	rc = load_conf(path, builtin, &c, &errors);
-	if (rc == 0) {
-		n = conf_queue_numbers(&c->opts, &nums);
-		if (n < 0) {
-			add_error(&errors, "%s: queues: cannot resolve queue numbers (%s)",
-				  path, strerror(-n));
-			rc = n;
-		}
-	}
-	if (rc == 0) {
-		p = policy_build(c, 1, &errors);
-		rc = p ? 0 : -EINVAL;
-	}
-	if (rc == 0) {
-		char *warnings = policy_warnings(c);
-
-		fputs(warnings ? warnings : "", stderr);
-		free(warnings);
-		printf("config OK\n");
-	} else {
-		fputs(errors ? errors : "config invalid\n", stderr);
-	}
-	free(errors);
-	free(nums);
-	policy_free(p);
-	conf_free(c);
-	return rc;
 }

@@ -17,9 +17,9 @@
 
 #include <jansson.h>
 
-#include "conf.h"
 #include "ctl_client.h"
 #include "ctl_watch.h"
+#include "defaults.h"
 #include "proto.h"
 
 #define CALL_TIMEOUT_MS	30000

@@ -13,10 +13,12 @@
 #include <urcu-qsbr.h>
 
 #include "config.h"
+#include "check.h"
 #include "conf.h"
 #include "ctl.h"
 #include "ctl_cmd.h"
 #include "daemon.h"
+#include "defaults.h"
 #include "log.h"
 #include "stats.h"
 
@@ -27,6 +29,7 @@ static void usage(FILE *out)
 		"  -c, --config FILE   config file (default %s; when that file\n"
 		"                      does not exist the built-in default is used)\n"
 		"  -t, --check         check the config, print \"config OK\" or the errors\n"
+		"      --dump          with -t: print the normalised config instead\n"
 		"  -d, --debug         log at debug level\n"
 		"  -V, --version       print the version\n"
 		"  -h, --help          this help\n",
@@ -75,18 +78,21 @@ static int run_daemon(struct nfqd *d, const char *path, bool builtin)
 	return 0;
 }
 
+enum { OPT_DUMP = 256 };
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "check", no_argument, NULL, 't' },
+		{ "dump", no_argument, NULL, OPT_DUMP },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = NFQD_DEFAULT_CONFIG;
-	bool given = false, check = false, builtin;
+	bool given = false, check = false, dump = false, builtin;
 	struct nfqd d = { 0 };
 	int opt;
 
@@ -98,6 +104,9 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			check = true;
+			break;
+		case OPT_DUMP:
+			dump = true;
 			break;
 		case 'd':
 			d.debug = true;
@@ -123,8 +132,12 @@ int main(int argc, char **argv)
 	builtin = !given && access(path, F_OK) < 0 && errno == ENOENT;
 	if (d.debug)
 		log_set_level(LOG_LVL_DEBUG);
+	if (dump && !check) {
+		fprintf(stderr, "nfqd: --dump needs -t\n");
+		return 1;
+	}
 	if (check)
-		return nfqd_check_config(path, builtin) == 0 ? 0 : 1;
+		return nfqd_check_config(path, builtin, dump) == 0 ? 0 : 1;
 
 	block_signals();
 	rcu_register_thread();

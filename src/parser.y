@@ -36,7 +36,7 @@ static void nfqd_yyerror(NFQD_YYLTYPE *l, void *scanner, struct pstate *st,
 
 	if (strcmp(msg, "memory exhausted") == 0)
 		st->nomem = true;
-	pst_error(st, &loc, "%s", msg);
+	conf_error(st, &loc, "%s", msg);
 }
 
 #define LOC(l)	(&(struct conf_loc){ st->file, (unsigned)(l).first_line, \
@@ -73,11 +73,11 @@ static void nfqd_yyerror(NFQD_YYLTYPE *l, void *scanner, struct pstate *st,
 %type <items> items rule
 %type <flag> neg
 
-%destructor { atom_clear(&$$); } <atom>
-%destructor { pelem_free($$); } <elem>
-%destructor { pval_free($$); } <val>
-%destructor { item_free($$); } <item>
-%destructor { items_free($$); } <items>
+%destructor { conf_atom_clear(&$$); } <atom>
+%destructor { conf_pelem_free($$); } <elem>
+%destructor { conf_pval_free($$); } <val>
+%destructor { conf_item_free($$); } <item>
+%destructor { conf_items_free($$); } <items>
 
 %%
 
@@ -87,31 +87,35 @@ config		: %empty
 
 block		: OPTIONS '{' opt_stmts '}'
 		| OPTIONS '{' opt_stmts error '}'	{ yyerrok; }
-		| set_head set_stmts '}'		{ pst_set_end(st); }
-		| set_head set_stmts error '}'		{ pst_set_end(st);
-							  yyerrok; }
-		| hook_head hook_stmts '}'		{ pst_hook_end(st); }
-		| hook_head hook_stmts error '}'	{ pst_hook_end(st);
-							  yyerrok; }
+		| set_head set_stmts '}'
+			{ conf_pst_set_end(st); }
+		| set_head set_stmts error '}'
+			{ conf_pst_set_end(st); yyerrok; }
+		| hook_head hook_stmts '}'
+			{ conf_pst_hook_end(st); }
+		| hook_head hook_stmts error '}'
+			{ conf_pst_hook_end(st); yyerrok; }
 		| error '}'
 		;
 
-set_head	: SET WORD '{'		{ pst_set_begin(st, &$2);
-					  atom_clear(&$2); }
+set_head	: SET WORD '{'		{ conf_pst_set_begin(st, &$2);
+					  conf_atom_clear(&$2); }
 		;
 
-hook_head	: HOOK WORD '{'		{ pst_hook_begin(st, &$2);
-					  atom_clear(&$2); }
+hook_head	: HOOK WORD '{'		{ conf_pst_hook_begin(st, &$2);
+					  conf_atom_clear(&$2); }
 		;
 
 opt_stmts	: %empty
 		| opt_stmts opt_stmt
 		;
 
-opt_stmt	: WORD value ';'	{ pst_option(st, &$1, $2);
-					  atom_clear(&$1); pval_free($2); }
-		| WORD verdict ';'	{ pst_option_verdict(st, &$1, $2);
-					  atom_clear(&$1); item_free($2); }
+opt_stmt	: WORD value ';'	{ conf_pst_option(st, &$1, $2);
+					  conf_atom_clear(&$1);
+					  conf_pval_free($2); }
+		| WORD verdict ';'
+			{ conf_pst_option_verdict(st, &$1, $2);
+			  conf_atom_clear(&$1); conf_item_free($2); }
 		| error ';'		{ yyerrok; }
 		;
 
@@ -119,10 +123,12 @@ set_stmts	: %empty
 		| set_stmts set_stmt
 		;
 
-set_stmt	: WORD value ';'	{ pst_set_prop(st, &$1, false, &$2);
-					  atom_clear(&$1); pval_free($2); }
-		| WORD '=' value ';'	{ pst_set_prop(st, &$1, true, &$3);
-					  atom_clear(&$1); pval_free($3); }
+set_stmt	: WORD value ';'
+			{ conf_pst_set_prop(st, &$1, false, &$2);
+			  conf_atom_clear(&$1); conf_pval_free($2); }
+		| WORD '=' value ';'
+			{ conf_pst_set_prop(st, &$1, true, &$3);
+			  conf_atom_clear(&$1); conf_pval_free($3); }
 		| error ';'		{ yyerrok; }
 		;
 
@@ -130,30 +136,32 @@ hook_stmts	: %empty
 		| hook_stmts hook_stmt
 		;
 
-hook_stmt	: POLICY verdict ';'	{ pst_hook_policy(st, $2, NULL);
-					  item_free($2); }
-		| POLICY WORD ';'	{ pst_hook_policy(st, NULL, &$2);
-					  atom_clear(&$2); }
-		| rule ';'		{ pst_rule(st, $1, LOC(@2)); }
+hook_stmt	: POLICY verdict ';'
+			{ conf_pst_hook_policy(st, $2, NULL);
+			  conf_item_free($2); }
+		| POLICY WORD ';'
+			{ conf_pst_hook_policy(st, NULL, &$2);
+			  conf_atom_clear(&$2); }
+		| rule ';'		{ conf_pst_rule(st, $1, LOC(@2)); }
 		| error ';'		{ yyerrok; }
 		;
 
 /* Nothing may follow the verdict: "expecting ';'" says it best. */
 rule		: items
 		| items verdict		{ $$ = $1;
-					  if (items_add($$, $2)) {
-						  items_free($$);
+					  if (conf_items_add($$, $2)) {
+						  conf_items_free($$);
 						  YYNOMEM;
 					  } }
-		| verdict		{ $$ = items_new($1);
+		| verdict		{ $$ = conf_items_new($1);
 					  if (!$$) YYNOMEM; }
 		;
 
-items		: item			{ $$ = items_new($1);
+items		: item			{ $$ = conf_items_new($1);
 					  if (!$$) YYNOMEM; }
 		| items item		{ $$ = $1;
-					  if (items_add($$, $2)) {
-						  items_free($$);
+					  if (conf_items_add($$, $2)) {
+						  conf_items_free($$);
 						  YYNOMEM;
 					  } }
 		;
@@ -163,42 +171,57 @@ item		: match
 		;
 
 match		: IP field neg value
-			{ $$ = pst_match(st, "ip", LOC(@1), &$2, $3, $4);
-			  atom_clear(&$2); pval_free($4); if (!$$) YYNOMEM; }
+			{ $$ = conf_pst_match(st, "ip", LOC(@1), &$2, $3, $4);
+			  conf_atom_clear(&$2); conf_pval_free($4);
+			  if (!$$) YYNOMEM; }
 		| IP6 field neg value
-			{ $$ = pst_match(st, "ip6", LOC(@1), &$2, $3, $4);
-			  atom_clear(&$2); pval_free($4); if (!$$) YYNOMEM; }
+			{ $$ = conf_pst_match(st, "ip6", LOC(@1), &$2, $3, $4);
+			  conf_atom_clear(&$2); conf_pval_free($4);
+			  if (!$$) YYNOMEM; }
 		| TCP field neg value
-			{ $$ = pst_match(st, "tcp", LOC(@1), &$2, $3, $4);
-			  atom_clear(&$2); pval_free($4); if (!$$) YYNOMEM; }
+			{ $$ = conf_pst_match(st, "tcp", LOC(@1), &$2, $3, $4);
+			  conf_atom_clear(&$2); conf_pval_free($4);
+			  if (!$$) YYNOMEM; }
 		| UDP field neg value
-			{ $$ = pst_match(st, "udp", LOC(@1), &$2, $3, $4);
-			  atom_clear(&$2); pval_free($4); if (!$$) YYNOMEM; }
+			{ $$ = conf_pst_match(st, "udp", LOC(@1), &$2, $3, $4);
+			  conf_atom_clear(&$2); conf_pval_free($4);
+			  if (!$$) YYNOMEM; }
 		| ICMP field neg value
-			{ $$ = pst_match(st, "icmp", LOC(@1), &$2, $3, $4);
-			  atom_clear(&$2); pval_free($4); if (!$$) YYNOMEM; }
+			{ $$ = conf_pst_match(st, "icmp", LOC(@1), &$2, $3, $4);
+			  conf_atom_clear(&$2); conf_pval_free($4);
+			  if (!$$) YYNOMEM; }
 		| ICMPV6 field neg value
-			{ $$ = pst_match(st, "icmpv6", LOC(@1), &$2, $3, $4);
-			  atom_clear(&$2); pval_free($4); if (!$$) YYNOMEM; }
+			{ $$ = conf_pst_match(st, "icmpv6", LOC(@1), &$2, $3,
+					     $4);
+			  conf_atom_clear(&$2); conf_pval_free($4);
+			  if (!$$) YYNOMEM; }
 		| META field neg value
-			{ $$ = pst_match(st, "meta", LOC(@1), &$2, $3, $4);
-			  atom_clear(&$2); pval_free($4); if (!$$) YYNOMEM; }
+			{ $$ = conf_pst_match(st, "meta", LOC(@1), &$2, $3, $4);
+			  conf_atom_clear(&$2); conf_pval_free($4);
+			  if (!$$) YYNOMEM; }
 		| CT field neg value
-			{ $$ = pst_match(st, "ct", LOC(@1), &$2, $3, $4);
-			  atom_clear(&$2); pval_free($4); if (!$$) YYNOMEM; }
+			{ $$ = conf_pst_match(st, "ct", LOC(@1), &$2, $3, $4);
+			  conf_atom_clear(&$2); conf_pval_free($4);
+			  if (!$$) YYNOMEM; }
 		| IIFNAME neg value
-			{ $$ = pst_match(st, "iifname", LOC(@1), NULL, $2, $3);
-			  pval_free($3); if (!$$) YYNOMEM; }
+			{ $$ = conf_pst_match(st, "iifname", LOC(@1), NULL, $2,
+					     $3);
+			  conf_pval_free($3);
+			  if (!$$) YYNOMEM; }
 		| OIFNAME neg value
-			{ $$ = pst_match(st, "oifname", LOC(@1), NULL, $2, $3);
-			  pval_free($3); if (!$$) YYNOMEM; }
+			{ $$ = conf_pst_match(st, "oifname", LOC(@1), NULL, $2,
+					     $3);
+			  conf_pval_free($3);
+			  if (!$$) YYNOMEM; }
 		| LIMIT WORD elem
-			{ $$ = pst_limit(st, LOC(@1), &$2, $3, NULL, NULL);
-			  atom_clear(&$2); pelem_free($3); if (!$$) YYNOMEM; }
+			{ $$ = conf_pst_limit(st, LOC(@1), &$2, $3, NULL, NULL);
+			  conf_atom_clear(&$2); conf_pelem_free($3);
+			  if (!$$) YYNOMEM; }
 		| LIMIT WORD elem WORD NUM
-			{ $$ = pst_limit(st, LOC(@1), &$2, $3, &$4, &$5);
-			  atom_clear(&$2); pelem_free($3); atom_clear(&$4);
-			  atom_clear(&$5); if (!$$) YYNOMEM; }
+			{ $$ = conf_pst_limit(st, LOC(@1), &$2, $3, &$4, &$5);
+			  conf_atom_clear(&$2); conf_pelem_free($3);
+			  conf_atom_clear(&$4); conf_atom_clear(&$5);
+			  if (!$$) YYNOMEM; }
 		;
 
 /* "meta mark": the field word may be a keyword elsewhere. */
@@ -215,40 +238,46 @@ neg		: %empty		{ $$ = 0; }
 		;
 
 stmt		: COUNTER
-			{ $$ = pst_stmt(st, IT_COUNTER, LOC(@1), NULL, NULL);
+			{ $$ = conf_pst_stmt(st, IT_COUNTER, LOC(@1), NULL,
+					    NULL);
 			  if (!$$) YYNOMEM; }
 		| LOG
-			{ $$ = pst_stmt(st, IT_LOG, LOC(@1), NULL, NULL);
+			{ $$ = conf_pst_stmt(st, IT_LOG, LOC(@1), NULL, NULL);
 			  if (!$$) YYNOMEM; }
 		| LOG WORD STR
-			{ $$ = pst_stmt(st, IT_LOG, LOC(@1), &$2, &$3);
-			  atom_clear(&$2); atom_clear(&$3);
+			{ $$ = conf_pst_stmt(st, IT_LOG, LOC(@1), &$2, &$3);
+			  conf_atom_clear(&$2); conf_atom_clear(&$3);
 			  if (!$$) YYNOMEM; }
 		| MARK SET NUM
-			{ $$ = pst_stmt(st, IT_MARK, LOC(@1), &$3, NULL);
-			  atom_clear(&$3); if (!$$) YYNOMEM; }
+			{ $$ = conf_pst_stmt(st, IT_MARK, LOC(@1), &$3, NULL);
+			  conf_atom_clear(&$3); if (!$$) YYNOMEM; }
 		| BYPASS
-			{ $$ = pst_stmt(st, IT_BYPASS, LOC(@1), NULL, NULL);
+			{ $$ = conf_pst_stmt(st, IT_BYPASS, LOC(@1), NULL,
+					    NULL);
 			  if (!$$) YYNOMEM; }
 		;
 
 verdict		: ACCEPT
-			{ $$ = pst_verdict(st, VERDICT_ACCEPT, LOC(@1), NULL,
-					   NULL); if (!$$) YYNOMEM; }
+			{ $$ = conf_pst_verdict(st, VERDICT_ACCEPT, LOC(@1),
+					       NULL, NULL);
+			  if (!$$) YYNOMEM; }
 		| DROP
-			{ $$ = pst_verdict(st, VERDICT_DROP, LOC(@1), NULL,
-					   NULL); if (!$$) YYNOMEM; }
+			{ $$ = conf_pst_verdict(st, VERDICT_DROP, LOC(@1),
+					       NULL, NULL);
+			  if (!$$) YYNOMEM; }
 		| REPEAT
-			{ $$ = pst_verdict(st, VERDICT_REPEAT, LOC(@1), NULL,
-					   NULL); if (!$$) YYNOMEM; }
+			{ $$ = conf_pst_verdict(st, VERDICT_REPEAT, LOC(@1),
+					       NULL, NULL);
+			  if (!$$) YYNOMEM; }
 		| QUEUE NUM
-			{ $$ = pst_verdict(st, VERDICT_QUEUE, LOC(@1), NULL,
-					   &$2);
-			  atom_clear(&$2); if (!$$) YYNOMEM; }
+			{ $$ = conf_pst_verdict(st, VERDICT_QUEUE, LOC(@1),
+					       NULL, &$2);
+			  conf_atom_clear(&$2); if (!$$) YYNOMEM; }
 		| QUEUE WORD NUM
-			{ $$ = pst_verdict(st, VERDICT_QUEUE, LOC(@1), &$2,
-					   &$3);
-			  atom_clear(&$2); atom_clear(&$3); if (!$$) YYNOMEM; }
+			{ $$ = conf_pst_verdict(st, VERDICT_QUEUE, LOC(@1),
+					       &$2, &$3);
+			  conf_atom_clear(&$2); conf_atom_clear(&$3);
+			  if (!$$) YYNOMEM; }
 		;
 
 value		: elemlist		{ $$ = $1;
@@ -257,34 +286,34 @@ value		: elemlist		{ $$ = $1;
 					  $$->loc = *LOC(@1); }
 		| '{' elemlist ',' '}'	{ $$ = $2; $$->list = true;
 					  $$->loc = *LOC(@1); }
-		| '{' '}'		{ $$ = pval_new(NULL, LOC(@1));
+		| '{' '}'		{ $$ = conf_pval_new(NULL, LOC(@1));
 					  if (!$$) YYNOMEM;
 					  $$->list = true; }
-		| SETREF		{ $$ = pval_new(NULL, LOC(@1));
+		| SETREF		{ $$ = conf_pval_new(NULL, LOC(@1));
 					  if (!$$) {
-						  atom_clear(&$1);
+						  conf_atom_clear(&$1);
 						  YYNOMEM;
 					  }
 					  $$->setref = $1.text; }
 		;
 
-elemlist	: elem			{ $$ = pval_new($1, LOC(@1));
+elemlist	: elem			{ $$ = conf_pval_new($1, LOC(@1));
 					  if (!$$) YYNOMEM; }
 		| elemlist ',' elem	{ $$ = $1;
-					  if (pval_add($$, $3)) {
-						  pval_free($$);
+					  if (conf_pval_add($$, $3)) {
+						  conf_pval_free($$);
 						  YYNOMEM;
 					  } }
 		;
 
-elem		: atom			{ $$ = pelem_new(PE_ONE, &$1,
-							 NULL);
+elem		: atom			{ $$ = conf_pelem_new(PE_ONE,
+							&$1, NULL);
 					  if (!$$) YYNOMEM; }
-		| atom '-' atom		{ $$ = pelem_new(PE_RANGE, &$1,
-							 &$3);
+		| atom '-' atom		{ $$ = conf_pelem_new(PE_RANGE,
+							&$1, &$3);
 					  if (!$$) YYNOMEM; }
-		| atom '/' atom		{ $$ = pelem_new(PE_SLASH, &$1,
-							 &$3);
+		| atom '/' atom		{ $$ = conf_pelem_new(PE_SLASH,
+							&$1, &$3);
 					  if (!$$) YYNOMEM; }
 		;
 
@@ -359,8 +388,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner,
 	/* A word where a rule goes on is most often a misspelt keyword:
 	 * "expecting ';'" would send the reader the wrong way. */
 	if (tok == YYSYMBOL_WORD && verdict && st->last_text) {
-		pst_error(st, &loc, "unknown word \"%.40s\"; expected a match, a statement (counter, log, mark set, bypass) or a verdict (accept, drop, repeat, queue N)",
-			  st->last_text);
+		conf_error(st, &loc, "unknown word \"%.40s\"; expected a match, a statement (counter, log, mark set, bypass) or a verdict (accept, drop, repeat, queue N)",
+			   st->last_text);
 		return 0;
 	}
 
@@ -388,6 +417,6 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner,
 		o += snprintf(msg + o, sizeof(msg) - o, "%s%s",
 			      shown++ ? " or " : ", expecting ", name);
 	}
-	pst_error(st, &loc, "%s", msg);
+	conf_error(st, &loc, "%s", msg);
 	return 0;
 }

@@ -8,7 +8,6 @@
 #include <linux/netfilter.h>
 #include <string.h>
 
-#include "conf.h"
 #include "pkt.h"
 
 static uint16_t get16(const uint8_t *b)

@@ -6,7 +6,6 @@
 #include <libnetfilter_queue/libnetfilter_queue.h>
 #include <string.h>
 
-#include "conf.h"
 #include "pkt.h"
 
 /* enum ip_conntrack_info, as NFQA_CT_INFO carries it. */

@@ -1,5 +1,6 @@
 /* policy.c - compiling the config's hook blocks into an immutable policy. */
 #include <errno.h>
+#include <stdarg.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfnetlink_queue.h>
 #include <stdio.h>
@@ -62,13 +63,30 @@ static struct field_info field_info(enum match_field f)
 	}
 }
 
+unsigned policy_field_fams(enum match_field f)
+{
+	return field_info(f).fams;
+}
+
 static const char *loc_file(const struct conf *c, const struct conf_loc *l)
 {
 	return l->file ? l->file : c->path ? c->path : "<config>";
 }
 
-#define ERR_AT(e, c, l, ...) \
-	errlist_add((e), loc_file((c), (l)), (l)->line, (l)->col, __VA_ARGS__)
+static void err_at(struct diags *d, const struct conf *c,
+		   const struct conf_loc *l, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void err_at(struct diags *d, const struct conf *c,
+		   const struct conf_loc *l, const char *fmt, ...)
+{
+	struct conf_loc at = { loc_file(c, l), l->line, l->col };
+	va_list ap;
+
+	va_start(ap, fmt);
+	diag_vadd(d, DIAG_ERROR, &at, fmt, ap);
+	va_end(ap);
+}
 
 static int add_set(struct policy *p, struct set *s)
 {
@@ -122,22 +140,13 @@ static enum set_kind set_type_kind(enum set_type t)
 					       SETK_U32;
 }
 
-/* Relative set-file paths are taken from the config file's directory. */
-static char *set_file_path(const struct conf *c, const char *file)
+static const char *add_to_set(void *arg, const struct conf_elem *el)
 {
-	const char *slash = c->path ? strrchr(c->path, '/') : NULL;
-	char *r;
-
-	if (file[0] == '/' || !slash)
-		return strdup(file);
-	if (asprintf(&r, "%.*s/%s", (int)(slash - c->path), c->path,
-		     file) < 0)
-		return NULL;
-	return r;
+	return policy_add_elem(arg, el);
 }
 
 static struct set *compile_set(const struct conf *c, const struct conf_set *cs,
-			       struct errlist *e)
+			       struct diags *d)
 {
 	struct set *s = set_new(set_type_kind(cs->type));
 
@@ -147,22 +156,11 @@ static struct set *compile_set(const struct conf *c, const struct conf_set *cs,
 		const char *msg = policy_add_elem(s, &cs->elems[i]);
 
 		if (msg)
-			ERR_AT(e, c, &cs->elems[i].loc, "set %s: %s",
+			err_at(d, c, &cs->elems[i].loc, "set %s: %s",
 			       cs->name, msg);
 	}
-	if (cs->file) {
-		char *path = set_file_path(c, cs->file);
-		int err = path ? policy_load_set_file(s, path, cs->type,
-						      cs->interval, e) :
-				 -ENOMEM;
-
-		if (err && err != -EINVAL)
-			ERR_AT(e, c, &cs->loc, "set %s: cannot read %s: %s",
-			       cs->name, path ? path : cs->file,
-			       strerror(-err));
-		free(path);
-	}
-	if (set_finish(s)) {
+	if ((cs->file && conf_set_file_read(c, cs, add_to_set, s, d) ==
+			 -ENOMEM) || set_finish(s)) {
 		set_free(s);
 		return NULL;
 	}
@@ -170,10 +168,10 @@ static struct set *compile_set(const struct conf *c, const struct conf_set *cs,
 }
 
 static int compile_sets(struct policy *p, const struct conf *c,
-			struct errlist *e)
+			struct diags *d)
 {
 	for (unsigned i = 0; i < c->n_sets; i++) {
-		struct set *s = compile_set(c, &c->sets[i], e);
+		struct set *s = compile_set(c, &c->sets[i], d);
 
 		if (!s || add_set(p, s)) {
 			set_free(s);
@@ -236,7 +234,7 @@ static void compile_limit(struct policy *p, struct cmatch *m,
 
 static int compile_match(struct policy *p, const struct conf *c,
 			 const struct conf_match *cm, struct cmatch *m,
-			 struct errlist *e)
+			 struct diags *d)
 {
 	struct field_info fi = field_info(cm->field);
 	struct set *s;
@@ -255,12 +253,12 @@ static int compile_match(struct policy *p, const struct conf *c,
 		int i = find_set(c, cm->set_name);
 
 		if (i < 0) {
-			ERR_AT(e, c, set_loc(cm), "unknown set @%s",
+			err_at(d, c, set_loc(cm), "unknown set @%s",
 			       cm->set_name);
 			return 0;
 		}
 		if (!set_type_ok(&fi, c->sets[i].type)) {
-			ERR_AT(e, c, set_loc(cm), "set @%s has type %s, "
+			err_at(d, c, set_loc(cm), "set @%s has type %s, "
 			       "which this match cannot use", cm->set_name,
 			       type_name(c->sets[i].type));
 			return 0;
@@ -269,7 +267,7 @@ static int compile_match(struct policy *p, const struct conf *c,
 		return 0;
 	}
 	if (!cm->n_elems) {
-		ERR_AT(e, c, &cm->loc, "match without a value");
+		err_at(d, c, &cm->loc, "match without a value");
 		return 0;
 	}
 	s = set_new(fi.kind);
@@ -281,7 +279,7 @@ static int compile_match(struct policy *p, const struct conf *c,
 		const char *msg = policy_add_elem(s, &cm->elems[i]);
 
 		if (msg)
-			ERR_AT(e, c, &cm->elems[i].loc, "%s", msg);
+			err_at(d, c, &cm->elems[i].loc, "%s", msg);
 	}
 	m->set = s;
 	return set_finish(s);
@@ -335,7 +333,7 @@ static int note_kernel_flags(struct policy *p, const struct conf *c,
 
 static int compile_rule(struct policy *p, const struct conf *c,
 			const struct conf_rule *cr, struct crule *r,
-			struct errlist *e)
+			struct diags *d)
 {
 	int err;
 
@@ -351,7 +349,7 @@ static int compile_rule(struct policy *p, const struct conf *c,
 	r->n_m = cr->n_matches;
 	r->fams = FAM_V4 | FAM_V6;
 	for (unsigned i = 0; i < cr->n_matches; i++) {
-		err = compile_match(p, c, &cr->matches[i], &r->m[i], e);
+		err = compile_match(p, c, &cr->matches[i], &r->m[i], d);
 		if (!err)
 			err = note_kernel_flags(p, c, &cr->matches[i], r);
 		if (err)
@@ -359,7 +357,7 @@ static int compile_rule(struct policy *p, const struct conf *c,
 		r->fams &= field_info(cr->matches[i].field).fams;
 	}
 	if (cr->bypass && cr->verdict != VERDICT_ACCEPT)
-		ERR_AT(e, c, &cr->loc, "bypass is only allowed before accept");
+		err_at(d, c, &cr->loc, "bypass is only allowed before accept");
 	r->verdict = nf_verdict(cr->verdict, cr->queue_num);
 	r->set_mark = cr->mark_set;
 	r->mark = cr->mark;
@@ -419,7 +417,7 @@ static int alloc_arrays(struct policy *p, const struct conf *c)
 }
 
 static int compile_hooks(struct policy *p, const struct conf *c,
-			 struct errlist *e)
+			 struct diags *d)
 {
 	unsigned idx = 0;
 	int err;
@@ -439,7 +437,7 @@ static int compile_hooks(struct policy *p, const struct conf *c,
 			r->hook = (enum conf_hook_id)h;
 			r->pos = i + 1;
 			r->ll = &p->lls[idx];
-			err = compile_rule(p, c, &ch->rules[i], r, e);
+			err = compile_rule(p, c, &ch->rules[i], r, d);
 			if (err)
 				return err;
 		}
@@ -450,110 +448,47 @@ static int compile_hooks(struct policy *p, const struct conf *c,
 	return 0;
 }
 
-struct policy *policy_build(const struct conf *c, unsigned nslots,
-			    char **errors)
+/* Compile C into P; errors on D (never NULL). 0, -EINVAL or -ENOMEM. */
+static int compile(struct policy *p, const struct conf *c, struct diags *d)
 {
-	struct policy *p = calloc(1, sizeof(*p));
-	struct errlist e = { 0 };
+	unsigned errors = d->errors;
 	int err;
 
-	*errors = NULL;
-	if (!p)
-		goto nomem;
-	p->nslots = nslots;
 	p->bypass_mark = c->opts.bypass_mark;
 	p->incomplete_verdict = nf_verdict(c->opts.incomplete_verdict, 0);
 	err = alloc_arrays(p, c);
 	if (!err)
-		err = compile_sets(p, c, &e);
+		err = compile_sets(p, c, d);
 	if (!err)
-		err = compile_hooks(p, c, &e);
-	if (!err && !e.n)
+		err = compile_hooks(p, c, d);
+	if (!err)
+		policy_lint(c, d);
+	if (!err && d->errors > errors)
+		err = -EINVAL;
+	if (!err)
 		err = pidx_build(p);
-	if (err)
-		goto nomem;
-	if (e.n) {
+	return err;
+}
+
+struct policy *policy_build(const struct conf *c, unsigned nslots,
+			    struct diags *d)
+{
+	struct policy *p = calloc(1, sizeof(*p));
+	struct diags mine = { 0 };
+	int err = -ENOMEM;
+
+	if (p) {
+		p->nslots = nslots;
+		err = compile(p, c, d ? d : &mine);
+	}
+	diag_free(&mine);
+	if (err == -ENOMEM)
+		diag_add(d, DIAG_ERROR, NULL, "policy: out of memory");
+	if (err) {
 		policy_free(p);
-		*errors = e.buf ? e.buf : strdup("policy: error\n");
 		return NULL;
 	}
-	free(e.buf);
 	return p;
-nomem:
-	policy_free(p);
-	free(e.buf);
-	*errors = strdup("policy: out of memory\n");
-	return NULL;
-}
-
-/*
- * Bytes of the copy field F needs on a packet of family FAM (FAM_V4 or
- * FAM_V6) without IP options or extension headers; 0: not from the
- * packet's headers.
- */
-static unsigned copy_need(enum match_field f, unsigned fam)
-{
-	unsigned base = fam == FAM_V4 ? 20 : 40;
-
-	switch (f) {
-	case MATCH_IP_SADDR:
-	case MATCH_IP_DADDR:
-	case MATCH_IP6_SADDR:
-	case MATCH_IP6_DADDR:
-	case MATCH_IP_PROTOCOL:
-	case MATCH_META_L4PROTO:
-		return base;	/* the whole fixed header */
-	case MATCH_TCP_SPORT:
-	case MATCH_UDP_SPORT:
-		return base + PKT_TH_SPORT_END;
-	case MATCH_TCP_DPORT:
-	case MATCH_UDP_DPORT:
-		return base + PKT_TH_DPORT_END;
-	case MATCH_TCP_FLAGS:
-		return base + PKT_TH_FLAGS_END;
-	case MATCH_ICMP_TYPE:
-	case MATCH_ICMPV6_TYPE:
-		return base + PKT_TH_TYPE_END;
-	default:
-		return 0;
-	}
-}
-
-/* Warn about the matches of CR that copy-range cuts off even on the
- * simplest packets of the families the rule can match. */
-static void warn_copy(const struct conf *c, const struct conf_rule *cr,
-		      struct errlist *e)
-{
-	uint32_t range = c->opts.copy_range;
-	unsigned fams = FAM_V4 | FAM_V6;
-
-	for (unsigned i = 0; i < cr->n_matches; i++)
-		fams &= field_info(cr->matches[i].field).fams;
-	for (unsigned i = 0; i < cr->n_matches; i++) {
-		const struct conf_match *cm = &cr->matches[i];
-		/* IPv6 needs more than IPv4: name the larger need. */
-		unsigned fam = fams & FAM_V6 ? FAM_V6 : FAM_V4;
-		unsigned need = fams ? copy_need(cm->field, fam) : 0;
-
-		if (need <= range)
-			continue;
-		ERR_AT(e, c, &cm->loc, "warning: copy-range %u is too small "
-		       "for \"%s\" (%s need %u bytes)", range,
-		       cm->text ? cm->text : cr->text ? cr->text : "?",
-		       fam == FAM_V6 ? "IPv6 packets without extension "
-				       "headers" :
-				       "IPv4 packets without options", need);
-	}
-}
-
-char *policy_warnings(const struct conf *c)
-{
-	struct errlist e = { 0 };
-
-	for (int h = 0; h < HOOK_MAX; h++)
-		for (unsigned i = 0; i < c->hooks[h].n_rules; i++)
-			warn_copy(c, &c->hooks[h].rules[i], &e);
-	return e.buf;
 }
 
 void policy_use_ifcache(struct policy *p, const struct ifcache *ifc)

@@ -1,6 +1,6 @@
 /*
  * policy_int.h - the compiled policy's layout, shared by policy.c (build,
- * introspection), policy_judge.c (the packet path) and policy_setfile.c.
+ * introspection), policy_judge.c (the packet path) and policy_lint.c.
  */
 #ifndef NFQD_POLICY_INT_H
 #define NFQD_POLICY_INT_H
@@ -95,23 +95,11 @@ struct policy {
 	uint64_t *base;			/* reset baseline (main thread) */
 };
 
-/* Error list: "FILE:LINE:COL: message\n" lines. */
-struct errlist {
-	char *buf;
-	size_t len;
-	unsigned n;
-};
+/* FAM_* the packets a match on F can hold have. */
+unsigned policy_field_fams(enum match_field f);
 
-void errlist_add(struct errlist *e, const char *file, unsigned line,
-		 unsigned col, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-/*
- * Read set file PATH (one element per line) into S, a set of TYPE.
- * Errors go to E with the file's own line and column. 0 or -errno.
- */
-int policy_load_set_file(struct set *s, const char *path,
-			 enum set_type type, bool interval, struct errlist *e);
+/* Queue the warnings about C on D (policy_lint.c). */
+void policy_lint(const struct conf *c, struct diags *d);
 
 /* Add one parsed element to S (the kind fixes what fits). NULL or a
  * static message. */

@@ -10,15 +10,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct conf *c = NULL;
-	char *errors = NULL;
+	struct diags d = { 0 };
 	uint16_t *q = NULL;
 	int rc;
 
 	rc = conf_load_buffer("fuzz.conf", (const char *)data, size, &c,
-			      &errors);
+			      &d);
 	if (rc == 0 && conf_queue_numbers(&c->opts, &q) > 0)
 		free(q);
 	conf_free(c);
-	free(errors);
+	diag_free(&d);
 	return 0;
 }

@@ -63,7 +63,6 @@ static void build_policy(void)
 {
 	static struct conf_rule rules[N_MATCHES];
 	static struct conf c;
-	char *err;
 
 	e_v4 = addr(AF_INET, "10.0.0.0", "10.255.255.255");
 	e_v6 = addr(AF_INET6, "2001:db8::", "2001:db8::ffff");
@@ -89,7 +88,7 @@ static void build_policy(void)
 		c.hooks[h].policy = h % 2 ? VERDICT_DROP : VERDICT_ACCEPT;
 	}
 	c.opts.bypass_mark = 0x40000000;
-	policy = policy_build(&c, 1, &err);
+	policy = policy_build(&c, 1, NULL);
 	if (!policy)
 		abort();
 }

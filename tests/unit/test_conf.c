@@ -22,11 +22,34 @@
 
 /* ---- helpers ---- */
 
+/* load_buf() and load_file() with the errors as "FILE:LINE:COL:
+ * message\n" lines (NULL if none), as the tests compare them. */
+static int load_buf(const char *name, const char *buf, size_t len,
+		    struct conf **c, char **err)
+{
+	struct diags d = { 0 };
+	int rc = conf_load_buffer(name, buf, len, c, &d);
+
+	*err = diag_join(&d, DIAG_ERROR);
+	diag_free(&d);
+	return rc;
+}
+
+static int load_file(const char *path, struct conf **c, char **err)
+{
+	struct diags d = { 0 };
+	int rc = conf_load(path, c, &d);
+
+	*err = diag_join(&d, DIAG_ERROR);
+	diag_free(&d);
+	return rc;
+}
+
 static struct conf *load_ok(const char *text)
 {
 	struct conf *c = NULL;
 	char *err = NULL;
-	int rc = conf_load_buffer("t.conf", text, strlen(text), &c, &err);
+	int rc = load_buf("t.conf", text, strlen(text), &c, &err);
 
 	if (rc)
 		fail_msg("unexpected error %d:\n%s", rc, err ? err : "");
@@ -40,7 +63,7 @@ static void expect_err(const char *text, const char *want)
 {
 	struct conf *c = NULL;
 	char *err = NULL;
-	int rc = conf_load_buffer("t.conf", text, strlen(text), &c, &err);
+	int rc = load_buf("t.conf", text, strlen(text), &c, &err);
 
 	assert_int_equal(rc, -EINVAL);
 	assert_null(c);
@@ -131,7 +154,7 @@ static void test_example_file(void **state)
 	};
 
 	assert_int_equal(chdir(CONF_TEST_DIR), 0);
-	if (conf_load("example.conf", &c, &err))
+	if (load_file("example.conf", &c, &err))
 		fail_msg("%s", err);
 	assert_string_equal(c->path, "example.conf");
 	assert_int_equal(c->opts.rcvbuf, 16u << 20);
@@ -164,7 +187,7 @@ static void test_all_file(void **state)
 	struct conf *c = NULL;
 	char *err = NULL;
 
-	if (conf_load(CONF_TEST_DIR "/all.conf", &c, &err))
+	if (load_file(CONF_TEST_DIR "/all.conf", &c, &err))
 		fail_msg("%s", err);
 	assert_int_equal(c->n_sets, 5);
 	assert_int_equal(c->hooks[HOOK_OUTPUT].n_rules, 11);
@@ -494,7 +517,7 @@ static void test_missing_file(void **state)
 	struct conf *c = NULL;
 	char *err = NULL;
 
-	assert_int_equal(conf_load("/nonexistent/nfqd.conf", &c, &err),
+	assert_int_equal(load_file("/nonexistent/nfqd.conf", &c, &err),
 			 -ENOENT);
 	assert_null(c);
 	assert_string_equal(err, "/nonexistent/nfqd.conf: cannot open: "
@@ -508,7 +531,7 @@ static void test_errors_file(void **state)
 	char *err = NULL;
 
 	assert_int_equal(chdir(CONF_TEST_DIR), 0);
-	assert_int_equal(conf_load("errors.conf", &c, &err), -EINVAL);
+	assert_int_equal(load_file("errors.conf", &c, &err), -EINVAL);
 	assert_string_equal(err,
 		"errors.conf:3:5: unknown option \"queue-maxlenn\"; expected "
 		"one of: queues, queue-base, queue-maxlen, copy-range, "
@@ -534,7 +557,7 @@ static void test_too_many_errors(void **state)
 	for (int i = 0; i < 30; i++)
 		strcat(buf, "tcp dport 70000 drop;\n");
 	strcat(buf, "}\n");
-	assert_int_equal(conf_load_buffer("t.conf", buf, strlen(buf), &c,
+	assert_int_equal(load_buf("t.conf", buf, strlen(buf), &c,
 					  &err), -EINVAL);
 	for (p = err; (p = strchr(p, '\n')); p++)
 		lines++;
@@ -827,7 +850,7 @@ static void test_error_cases(void **state)
 		const struct err_case *t = &err_cases[i];
 		struct conf *c = NULL;
 		char *err = NULL;
-		int rc = conf_load_buffer("t.conf", t->in, strlen(t->in), &c,
+		int rc = load_buf("t.conf", t->in, strlen(t->in), &c,
 					  &err);
 
 		if (rc != -EINVAL || !err || strcmp(err, t->want)) {

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conf.h"
 #include "pkt.h"
 
 static uint8_t buf[2048];

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "conf.h"
 #include "pkt.h"
 
 /* IPv4 UDP 192.0.2.1:1234 -> 192.0.2.2:9, 4 bytes of data. */

@@ -169,10 +169,21 @@ static void free_conf(struct conf *c)
  * struct nfqd owns its own, fed by rtnetlink). */
 static struct ifcache *names;
 
+/* policy_build() with the errors as "FILE:LINE:COL: message\n" lines. */
+static struct policy *build_errs(struct conf *c, unsigned nslots, char **err)
+{
+	struct diags d = { 0 };
+	struct policy *p = policy_build(c, nslots, &d);
+
+	*err = diag_join(&d, DIAG_ERROR);
+	diag_free(&d);
+	return p;
+}
+
 static struct policy *build(struct conf *c, unsigned nslots)
 {
 	char *err = NULL;
-	struct policy *p = policy_build(c, nslots, &err);
+	struct policy *p = build_errs(c, nslots, &err);
 
 	if (!p)
 		fail_msg("policy_build: %s", err);
@@ -184,7 +195,7 @@ static struct policy *build(struct conf *c, unsigned nslots)
 static char *build_err(struct conf *c)
 {
 	char *err = NULL;
-	struct policy *p = policy_build(c, 1, &err);
+	struct policy *p = build_errs(c, 1, &err);
 
 	assert_null(p);
 	assert_non_null(err);
@@ -1218,6 +1229,78 @@ static void test_copy_warnings(void **state)
 	free_conf(c);
 }
 
+/* nfqd -t: a rule an earlier rule of its hook hides. */
+static void test_hidden_warnings(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_rule *r;
+	struct conf_match *m;
+	char *w;
+
+	c->opts.copy_range = 256;
+	r = rule(c, HOOK_INPUT, VERDICT_ACCEPT, "tcp dport 22 accept");
+	num(match(r, MATCH_TCP_DPORT, false), 22, 22);
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "tcp dport { 23, 22 } drop");
+	m = match(r, MATCH_TCP_DPORT, false);
+	num(m, 23, 23);
+	num(m, 22, 22);
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "limit rate 1/second drop");
+	match(r, MATCH_LIMIT, false)->rate = 1;
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "limit rate 1/second drop");
+	match(r, MATCH_LIMIT, false)->rate = 1;
+	r = rule(c, HOOK_FORWARD, VERDICT_ACCEPT, "tcp dport != 22 accept");
+	num(match(r, MATCH_TCP_DPORT, true), 22, 22);
+	r = rule(c, HOOK_FORWARD, VERDICT_DROP, "tcp dport 22 drop");
+	num(match(r, MATCH_TCP_DPORT, false), 22, 22);
+	/* Nothing hidden: a wider list, a limit, a negation. */
+	assert_null(policy_warnings(c));
+
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "tcp dport { 22, 23 } counter "
+		 "drop");
+	m = match(r, MATCH_TCP_DPORT, false);
+	num(m, 22, 22);
+	num(m, 23, 23);
+	r->counter = true;
+	r = rule(c, HOOK_OUTPUT, VERDICT_DROP, "drop");
+	r = rule(c, HOOK_OUTPUT, VERDICT_ACCEPT, "meta mark 1 accept");
+	num(match(r, MATCH_META_MARK, false), 1, 1);
+	w = policy_warnings(c);
+	assert_string_equal(w,
+		"test.conf:12:5: warning: rule \"meta mark 1 accept\" can "
+		"never match: the rule at line 11 (\"drop\") takes every "
+		"packet first\n"
+		"test.conf:15:5: warning: rule \"tcp dport { 22, 23 } counter "
+		"drop\" can never match: the rule at line 12 (\"tcp dport { "
+		"23, 22 } drop\") takes all its packets first\n");
+	free(w);
+	free_conf(c);
+}
+
+/* A set file without elements loads, with a warning. */
+static void test_empty_set_file(void **state)
+{
+	struct conf *c = conf_new();
+	struct diags d = { 0 };
+	struct conf_set *s;
+	struct policy *p;
+	char *w;
+
+	s = set(c, "none", SET_IPV4_ADDR, false);
+	s->file = strdup(write_file("empty.txt", "# none yet\n\n"));
+	p = policy_build(c, 1, &d);
+	assert_non_null(p);
+	assert_int_equal(d.errors, 0);
+	assert_int_equal(d.warnings, 1);
+	w = diag_join(&d, DIAG_WARNING);
+	assert_non_null(strstr(w, "test.conf:3:1: warning: set none: file "));
+	assert_non_null(strstr(w, "empty.txt has no elements\n"));
+	free(w);
+	diag_free(&d);
+	policy_free(p);
+	free(s->file);
+	free_conf(c);
+}
+
 /* Run LOOP until ifcache maps IFINDEX to WANT (NULL: unknown); 2 s max. */
 static bool wait_name(struct ev_loop *loop, const struct ifcache *ifc,
 		      unsigned ifindex, const char *want)
@@ -1303,6 +1386,8 @@ int main(void)
 		cmocka_unit_test(test_unknown_rule_logic),
 		cmocka_unit_test(test_unknown_meta),
 		cmocka_unit_test(test_copy_warnings),
+		cmocka_unit_test(test_hidden_warnings),
+		cmocka_unit_test(test_empty_set_file),
 		cmocka_unit_test(test_ifcache_netlink),
 	};
 

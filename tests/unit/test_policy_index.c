@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "conf.h"
+#include "diag.h"
 #include "ifcache.h"
 #include "pkt.h"
 #include "policy.h"
@@ -437,13 +438,14 @@ static struct ifcache *ifnames;
 static void compare_once(unsigned max_rules, unsigned n_pkts)
 {
 	struct conf *c = rand_conf(max_rules);
-	char *err = NULL;
-	struct policy *lin = policy_build(c, 1, &err);
+	struct diags dg = { 0 };
+	struct policy *lin = policy_build(c, 1, &dg);
 	struct policy *idx;
 
 	if (!lin)
-		fail_msg("policy_build: %s", err);
-	idx = policy_build(c, 1, &err);
+		fail_msg("policy_build: %s", diag_join(&dg, DIAG_ERROR));
+	idx = policy_build(c, 1, &dg);
+	diag_free(&dg);
 	assert_non_null(idx);
 	policy_use_ifcache(lin, ifnames);
 	policy_use_ifcache(idx, ifnames);
@@ -548,15 +550,16 @@ static void test_scale(void **state)
 {
 	struct conf *c = miss_conf(10000);
 	struct timespec t0, t1;
-	char *err = NULL;
+	struct diags dg = { 0 };
 	struct policy *p;
 	struct pidx_walk w;
 	struct pkt k = { 0 };
 	unsigned n = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	p = policy_build(c, 1, &err);
+	p = policy_build(c, 1, &dg);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	diag_free(&dg);
 	assert_non_null(p);
 	memset(raw, 0, sizeof(raw));
 	raw[0] = 0x45;

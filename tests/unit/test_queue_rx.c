@@ -84,12 +84,10 @@ struct fixture {
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	char *err = NULL;
-
 	assert_non_null(f);
 	assert_int_equal(conf_load_buffer("test.conf", config, strlen(config),
-					  &f->conf, &err), 0);
-	f->pol = policy_build(f->conf, 1, &err);
+					  &f->conf, NULL), 0);
+	f->pol = policy_build(f->conf, 1, NULL);
 	assert_non_null(f->pol);
 	assert_int_equal(policy_incomplete_verdict(f->pol), NF_DROP);
 	assert_int_equal(queue_alloc(&f->q, &(struct queue_place){ .num = 3,

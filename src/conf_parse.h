@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "diag.h"
 
 /* One token's value: a number, address, name or string, as written. */
 enum atom_kind {
@@ -80,11 +81,6 @@ struct items {
 	unsigned n, cap;
 };
 
-struct perr {
-	unsigned line, col;
-	char *msg;
-};
-
 /* Set being parsed: properties may come in any order, so check at '}'. */
 struct pset {
 	struct conf_set set;
@@ -96,10 +92,8 @@ struct pset {
 struct pstate {
 	struct conf *conf;
 	const char *file;		/* conf->files[0] */
-	struct perr errs[NFQD_MAX_ERRORS];
-	unsigned n_errs;
-	bool too_many;
-	struct conf_loc too_many_loc;
+	struct diags *diags;		/* where errors go */
+	unsigned n_errs;		/* errors of this parse */
 	bool nomem;
 	const char *last_text;		/* the token just scanned */
 	struct pset *cur_set;
@@ -112,26 +106,27 @@ struct pstate {
 	unsigned n_bad_sets;
 };
 
-/* Record "FILE:LINE:COL: message" (at most NFQD_MAX_ERRORS are kept). */
-void pst_error(struct pstate *st, const struct conf_loc *loc,
-	       const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void pst_verror(struct pstate *st, const struct conf_loc *loc,
-		const char *fmt, va_list ap)
+/* Report an error at LOC in st->file (diag.h keeps NFQD_MAX_ERRORS). */
+void conf_error(struct pstate *st, const struct conf_loc *loc,
+		const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void conf_verror(struct pstate *st, const struct conf_loc *loc,
+		 const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
 
 /* Numbers: decimal, 0x hex, optional K/M/G (saturates at UINT64_MAX). */
 uint64_t conf_parse_number(const char *s, bool *sized);
 
-void atom_clear(struct atom *a);
-struct pval *pval_new(struct pelem *first, const struct conf_loc *loc);
-int pval_add(struct pval *v, struct pelem *e);
-void pval_free(struct pval *v);
-struct pelem *pelem_new(enum pelem_kind kind, struct atom *a, struct atom *b);
-void pelem_free(struct pelem *e);
-void item_free(struct item *it);
-struct items *items_new(struct item *first);
-int items_add(struct items *l, struct item *it);
-void items_free(struct items *l);
+void conf_atom_clear(struct atom *a);
+struct pval *conf_pval_new(struct pelem *first, const struct conf_loc *loc);
+int conf_pval_add(struct pval *v, struct pelem *e);
+void conf_pval_free(struct pval *v);
+struct pelem *conf_pelem_new(enum pelem_kind kind, struct atom *a,
+			     struct atom *b);
+void conf_pelem_free(struct pelem *e);
+void conf_item_free(struct item *it);
+struct items *conf_items_new(struct item *first);
+int conf_items_add(struct items *l, struct item *it);
+void conf_items_free(struct items *l);
 
 /* Shared by conf_build.c and conf_rule.c. */
 struct sbuf {
@@ -140,44 +135,47 @@ struct sbuf {
 	bool nomem;
 };
 
-void sb_add(struct sbuf *b, const char *s);
-void sb_pval(struct sbuf *b, const struct pval *v);
-char *sb_done(struct sbuf *b, struct pstate *st);
-struct item *item_new(struct pstate *st, enum item_kind kind,
-		      const struct conf_loc *loc, const char *text);
-void match_clear(struct conf_match *m);
+void conf_sb_add(struct sbuf *b, const char *s);
+void conf_sb_pval(struct sbuf *b, const struct pval *v);
+char *conf_sb_done(struct sbuf *b, struct pstate *st);
+struct item *conf_item_new(struct pstate *st, enum item_kind kind,
+			   const struct conf_loc *loc, const char *text);
+void conf_match_clear(struct conf_match *m);
 void conf_elems_free(struct conf_elem *e, unsigned n);
-void rules_free(struct conf_rule *r, unsigned n);
-void pst_cleanup(struct pstate *st);
+void conf_rules_free(struct conf_rule *r, unsigned n);
+void conf_pst_cleanup(struct pstate *st);
 
 /* Grammar actions (conf_build.c). Values are borrowed, never freed. */
-void pst_option(struct pstate *st, const struct atom *name,
-		const struct pval *v);
+void conf_pst_option(struct pstate *st, const struct atom *name,
+		     const struct pval *v);
 /* An option whose value is a verdict keyword (incomplete-verdict drop). */
-void pst_option_verdict(struct pstate *st, const struct atom *name,
-			const struct item *verdict);
-void pst_set_begin(struct pstate *st, const struct atom *name);
-void pst_set_prop(struct pstate *st, const struct atom *name, bool eq,
-		  struct pval **v);
-void pst_set_end(struct pstate *st);
-void pst_hook_begin(struct pstate *st, const struct atom *name);
-void pst_hook_policy(struct pstate *st, struct item *verdict,
-		     const struct atom *word);
-void pst_hook_end(struct pstate *st);
-void pst_rule(struct pstate *st, struct items *l, const struct conf_loc *end);
-struct item *pst_match(struct pstate *st, const char *kw,
-		       const struct conf_loc *kwloc, const struct atom *field,
-		       bool neg, const struct pval *v);
-struct item *pst_limit(struct pstate *st, const struct conf_loc *kwloc,
-		       const struct atom *rate, const struct pelem *val,
-		       const struct atom *burst_kw, const struct atom *burst);
-struct item *pst_stmt(struct pstate *st, enum item_kind kind,
-		      const struct conf_loc *loc, const struct atom *arg1,
-		      const struct atom *arg2);
-struct item *pst_verdict(struct pstate *st, enum verdict_kind v,
-			 const struct conf_loc *loc, const struct atom *w,
-			 const struct atom *num);
-void pst_finish(struct pstate *st);
+void conf_pst_option_verdict(struct pstate *st, const struct atom *name,
+			     const struct item *verdict);
+void conf_pst_set_begin(struct pstate *st, const struct atom *name);
+void conf_pst_set_prop(struct pstate *st, const struct atom *name, bool eq,
+		       struct pval **v);
+void conf_pst_set_end(struct pstate *st);
+void conf_pst_hook_begin(struct pstate *st, const struct atom *name);
+void conf_pst_hook_policy(struct pstate *st, struct item *verdict,
+			  const struct atom *word);
+void conf_pst_hook_end(struct pstate *st);
+void conf_pst_rule(struct pstate *st, struct items *l,
+		   const struct conf_loc *end);
+struct item *conf_pst_match(struct pstate *st, const char *kw,
+			    const struct conf_loc *kwloc,
+			    const struct atom *field, bool neg,
+			    const struct pval *v);
+struct item *conf_pst_limit(struct pstate *st, const struct conf_loc *kwloc,
+			    const struct atom *rate, const struct pelem *val,
+			    const struct atom *burst_kw,
+			    const struct atom *burst);
+struct item *conf_pst_stmt(struct pstate *st, enum item_kind kind,
+			   const struct conf_loc *loc, const struct atom *arg1,
+			   const struct atom *arg2);
+struct item *conf_pst_verdict(struct pstate *st, enum verdict_kind v,
+			      const struct conf_loc *loc, const struct atom *w,
+			      const struct atom *num);
+void conf_pst_finish(struct pstate *st);
 
 /* Value conversion (conf_elem.c); msg gets the reason on error. */
 enum vshape {
