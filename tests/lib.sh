@@ -196,6 +196,18 @@ sink_udp_packets() {
 	in_b nft list chain inet nfqdsink in | awk '/udp counter/ { for (i = 1; i <= NF; i++) if ($i == "packets") print $(i + 1) }'
 }
 
+# Wait (10 s at most) until the sink has counted $1 UDP packets; print
+# the count it has then. Packets still in flight on a loaded machine are
+# waited for, a count that went past $1 is not.
+wait_sink_udp() {
+	_n=0
+	while [ "$(sink_udp_packets)" -lt "$1" ] && [ $_n -lt 100 ]; do
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	sink_udp_packets
+}
+
 # Send $3 UDP datagrams from namespace $1 to $2 with the generator
 # (tests/bench/nfqd-gen; default destination port 9, one source port per
 # source address: pass -S A,B,... for several flows, -P N for N ports).

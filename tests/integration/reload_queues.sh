@@ -41,9 +41,9 @@ wait_bound "$NS_B" 0 1
 [ "$(kqueue_field "$NS_B" 1 5)" = 128 ] || fail "new queue copy-range: $(kqueue_line "$NS_B" 1)"
 send_udp "$NS_A" 192.0.2.2 1000 -q
 send_udp "$NS_A" 192.0.2.2 100 -p 10 -q
-sleep 0.2
 # Port 10 now meets nfqd's drop rule on queue 1.
-[ "$(sink_udp_packets)" = 2100 ] || fail "sink saw $(sink_udp_packets), want 2100"
+got=$(wait_sink_udp 2100)
+[ "$got" = 2100 ] || fail "sink saw $got, want 2100"
 [ "$(received 0)" = 2000 ] || fail "queue 0 counters did not survive: $(received 0)"
 [ "$(received 1)" = 100 ] || fail "queue 1 received $(received 1), want 100"
 
@@ -52,8 +52,8 @@ ctl reload >/dev/null || fail "reload removing queue 1 failed"
 [ -z "$(kqueue_line "$NS_B" 1)" ] || fail "queue 1 still bound"
 [ "$(kqueue_field "$NS_B" 0 5)" = 256 ] || fail "copy-range not restored"
 send_udp "$NS_A" 192.0.2.2 100 -p 10 -q
-sleep 0.2
-[ "$(sink_udp_packets)" = 2200 ] || fail "bypass after removal: sink $(sink_udp_packets)"
+got=$(wait_sink_udp 2200)
+[ "$got" = 2200 ] || fail "bypass after removal: sink $got"
 [ "$(ctl -j status | python3 -c 'import json,sys; print(json.load(sys.stdin)["queues"])')" = "[0]" ] \
 	|| fail "status lists removed queue"
 stop_nfqd

@@ -46,8 +46,8 @@ log "every thread runs as uid $nobody_uid with CapEff 0x1000 (CAP_NET_ADMIN)"
 
 send_udp "$NS_A" 192.0.2.2 1000 -p 9 -q
 send_udp "$NS_A" 192.0.2.2 100 -p 7 -q
-sleep 0.2
-[ "$(sink_udp_packets)" = 1000 ] || fail "sink saw $(sink_udp_packets), want 1000"
+got=$(wait_sink_udp 1000)
+[ "$got" = 1000 ] || fail "sink saw $got, want 1000"
 ctl reload >/dev/null || fail "reload as nobody failed"
 for i in $(seq 1 40); do
 	awk '{ s += $10 } END { exit s == 1100 ? 0 : 1 }' "$TMP/run/stats" 2>/dev/null && break
