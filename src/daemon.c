@@ -526,7 +526,9 @@ static int wait_reconfigured(struct registry *r, const bool *asked,
 		if (!asked[i] || res == 0)
 			continue;
 		rc = res > 0 ? -ETIMEDOUT : res;
-		add_error(errors, "queue %u: the kernel did not accept the new queue configuration (%s)",
+		add_error(errors, rc == -ENOMEM ?
+			  "queue %u: no memory for the new batch and copy-range buffers (%s)" :
+			  "queue %u: the kernel did not accept the new queue configuration (%s)",
 			  queue_num(r->q[i]), strerror(-rc));
 	}
 	return rc;

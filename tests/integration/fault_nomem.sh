@@ -80,5 +80,9 @@ log "address space capped at $((vm + 10240)) KiB (VmSize $vm KiB + 10 MiB)"
 mv "$TMP/nfqd.conf.new" "$TMP/nfqd.conf"
 reload_refused nfqd.conf "a 5 MiB config file"
 
+# 2. The workers' receive buffers: 1024 x 64 KiB.
+write_conf "batch 1024; copy-range 65531;" small.txt
+reload_refused "queue 0" "batch 1024, copy-range 65531"
+
 stop_nfqd
 log "ok"
