@@ -162,6 +162,10 @@ static struct set *compile_set(const struct conf *c, const struct conf_set *cs,
 		free(path);
 	}
 	if (set_finish(s)) {
+		/* The likeliest set to run out of memory is a big file:
+		 * name it. */
+		ERR_AT(e, c, &cs->loc, "set %s%s%s: out of memory", cs->name,
+		       cs->file ? ": file " : "", cs->file ? cs->file : "");
 		set_free(s);
 		return NULL;
 	}
@@ -478,8 +482,11 @@ struct policy *policy_build(const struct conf *c, unsigned nslots,
 	return p;
 nomem:
 	policy_free(p);
+	/* Keep what was found so far: it may name what ran out. */
+	if (asprintf(errors, "%spolicy: out of memory\n",
+		     e.buf ? e.buf : "") < 0)
+		*errors = NULL;
 	free(e.buf);
-	*errors = strdup("policy: out of memory\n");
 	return NULL;
 }
 

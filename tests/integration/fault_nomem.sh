@@ -67,7 +67,7 @@ start_nfqd "$NS_B" "$TMP/nfqd.conf"
 wait_bound "$NS_B" 0
 judged_by_old_policy "start"
 vm=$(awk '/VmSize/ { print $2 }' "/proc/$NFQD_PID/status")
-prlimit --pid "$NFQD_PID" --as=$(( (vm + 10240) * 1024 )) || fail "prlimit"
+prlimit --pid "$NFQD_PID" --as=$(( (vm + 10240) * 1024 )): || fail "prlimit"
 log "address space capped at $((vm + 10240)) KiB (VmSize $vm KiB + 10 MiB)"
 
 # 1. The scanner's copy of a 5 MiB config file.
@@ -83,6 +83,25 @@ reload_refused nfqd.conf "a 5 MiB config file"
 # 2. The workers' receive buffers: 1024 x 64 KiB.
 write_conf "batch 1024; copy-range 65531;" small.txt
 reload_refused "queue 0" "batch 1024, copy-range 65531"
+
+# 3. A set of 1,000,000 addresses from a file: the error names the file.
+write_conf "" big.txt
+reload_refused big.txt "a set file of 1,000,000 addresses"
+
+# The cap lifted, the same reload succeeds and its set drops.
+prlimit --pid "$NFQD_PID" --as=unlimited: || fail "prlimit"
+ctl reload >/dev/null || fail "the reload without a cap failed"
+[ "$(generation)" = 2 ] || fail "generation $(generation) after the reload, want 2"
+s0=$(sink_udp_packets)
+d0=$(dropped)
+send_udp "$NS_A" 192.0.2.2 100 -q -p 9 -S 192.0.2.77
+for i in $(seq 1 100); do
+	[ "$(dropped)" -eq $((d0 + 100)) ] && break
+	sleep 0.05
+done
+[ "$(dropped)" -eq $((d0 + 100)) ] || fail "the big set did not drop: dropped +$(( $(dropped) - d0 ))"
+[ "$(sink_udp_packets)" -eq "$s0" ] || fail "packets from the big set passed"
+grep -q "Aborted\|out of dynamic memory" "$TMP/nfqd.log" && fail "nfqd aborted"
 
 stop_nfqd
 log "ok"
