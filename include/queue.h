@@ -94,6 +94,11 @@ int queue_probe_flags(struct queue *q, uint32_t flags);
  * (before queue_start()). 0 or the kernel's negative errno. */
 int queue_set_kernel_flags(struct queue *q, uint32_t kflags);
 
+/* Give the queue's socket a receive buffer of RCVBUF bytes (at open, and
+ * from the main thread at a reload: the worker keeps running). Logs the
+ * reason and returns a negative errno on failure. */
+int queue_set_rcvbuf(struct queue *q, uint64_t rcvbuf);
+
 /* Ask the worker to stop without waiting (see queue_stop()). */
 void queue_request_stop(struct queue *q);
 

@@ -621,6 +621,11 @@ static int reload_with(struct nfqd *d, struct conf *nc, char **errors)
 		abort_plan(&pl);
 		return rc;
 	}
+	/* Kept queues take a new rcvbuf too (a new one has it already): a
+	 * socket that overflows must be mendable without a restart. */
+	for (unsigned i = 0; i < pl.next->n; i++)
+		if (!pl.opened[i] && nc->opts.rcvbuf != d->conf->opts.rcvbuf)
+			queue_set_rcvbuf(pl.next->q[i], nc->opts.rcvbuf);
 	/* Only now: every queue has the kernel flags P needs. */
 	policy_free(registry_publish_policy(p));
 	commit_plan(&pl);

@@ -700,10 +700,25 @@ static void params_from_options(struct queue_params *p,
 		p->flags |= NFQA_CFG_F_GSO;
 }
 
+int queue_set_rcvbuf(struct queue *q, uint64_t rcvbuf)
+{
+	int size = rcvbuf > (uint64_t)INT32_MAX ? INT32_MAX : (int)rcvbuf;
+
+	if (setsockopt(q->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size,
+		       sizeof(size)) < 0) {
+		int err = -errno;
+
+		log_err("queue %u: SO_RCVBUFFORCE %d failed (%s): nfqd needs CAP_NET_ADMIN",
+			q->num, size, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 static int open_socket(struct queue *q, uint64_t rcvbuf)
 {
 	int one = 1;
-	int size = rcvbuf > (uint64_t)INT32_MAX ? INT32_MAX : (int)rcvbuf;
+	int rc;
 
 	q->nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (!q->nl) {
@@ -717,12 +732,9 @@ static int open_socket(struct queue *q, uint64_t rcvbuf)
 			strerror(errno));
 		return -errno;
 	}
-	if (setsockopt(q->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size,
-		       sizeof(size)) < 0) {
-		log_err("queue %u: SO_RCVBUFFORCE %d failed (%s): nfqd needs CAP_NET_ADMIN",
-			q->num, size, strerror(errno));
-		return -errno;
-	}
+	rc = queue_set_rcvbuf(q, rcvbuf);
+	if (rc < 0)
+		return rc;
 	/* Overruns are counted by the kernel (user_dropped); an ENOBUFS
 	 * error on the socket would only interrupt the receive loop. */
 	setsockopt(q->fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &one, sizeof(one));
