@@ -147,6 +147,7 @@ struct item *item_new(struct pstate *st, enum item_kind kind,
 		      const struct conf_loc *loc, const char *text);
 void match_clear(struct conf_match *m);
 void conf_elems_free(struct conf_elem *e, unsigned n);
+void rule_clear(struct conf_rule *r);
 void rules_free(struct conf_rule *r, unsigned n);
 void pst_cleanup(struct pstate *st);
 

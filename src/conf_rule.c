@@ -562,7 +562,8 @@ void pst_rule(struct pstate *st, struct items *l, const struct conf_loc *end)
 	h->rules = n;
 	memset(&n[h->n_rules], 0, sizeof(*n));
 	if (rule_fill(st, &n[h->n_rules], l)) {
-		rules_free(&n[h->n_rules], 1);
+		/* An element of the array, not a block of its own. */
+		rule_clear(&n[h->n_rules]);
 		st->nomem = true;
 		goto out;
 	}

@@ -67,11 +67,15 @@ int policy_load_set_file(struct set *s, const char *path,
 
 	if (!f)
 		return -errno;
-	while (getline(&line, &cap, f) >= 0) {
+	for (;;) {
 		unsigned col = 1;
-		char *t = trim(line, &col), *msg = NULL;
+		char *t, *msg = NULL;
 		struct conf_elem el;
 
+		errno = 0;
+		if (getline(&line, &cap, f) < 0)
+			break;
+		t = trim(line, &col);
 		lineno++;
 		if (!*t)
 			continue;
@@ -90,8 +94,10 @@ int policy_load_set_file(struct set *s, const char *path,
 		if (++bad >= NFQD_MAX_ERRORS)
 			break;
 	}
-	if (ferror(f) && !err)
-		err = -EIO;
+	/* getline() fails for want of memory without ferror(): a set
+	 * silently cut short there would let its addresses through. */
+	if (!feof(f) && !err)
+		err = errno == ENOMEM ? -ENOMEM : -EIO;
 	free(line);
 	fclose(f);
 	return err;
