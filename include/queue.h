@@ -113,6 +113,11 @@ bool queue_reconfigure(struct queue *q, const struct conf_options *o,
  */
 int queue_reconfigure_result(const struct queue *q);
 
+/* Give the queue's socket a receive buffer of RCVBUF bytes (at open, and
+ * from the main thread at a reload: the worker keeps running). Logs the
+ * reason and returns a negative errno on failure. */
+int queue_set_rcvbuf(struct queue *q, uint64_t rcvbuf);
+
 /* Ask the worker to stop without waiting (see queue_stop()). */
 void queue_request_stop(struct queue *q);
 

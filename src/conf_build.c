@@ -216,6 +216,11 @@ static void opt_queue_list(struct pstate *st, struct conf_options *o,
 	tmp.queue_list = r;
 	tmp.n_queue_list = v->n;
 	n = conf_queue_numbers(&tmp, &q);
+	if (n == -ENOMEM) {
+		st->nomem = true;
+		free(r);
+		return;
+	}
 	if (n < 0) {
 		conf_error(st, &v->loc, "too many queues; at most %d",
 			   NFQD_MAX_QUEUES);
@@ -625,15 +630,20 @@ void conf_pst_hook_begin(struct pstate *st, const struct atom *name)
 	st->cur_hook = h;
 }
 
+void conf_rule_clear(struct conf_rule *r)
+{
+	for (unsigned j = 0; j < r->n_matches; j++)
+		conf_match_clear(&r->matches[j]);
+	free(r->matches);
+	free(r->log_prefix);
+	free(r->text);
+	memset(r, 0, sizeof(*r));
+}
+
 void conf_rules_free(struct conf_rule *r, unsigned n)
 {
-	for (unsigned i = 0; i < n; i++) {
-		for (unsigned j = 0; j < r[i].n_matches; j++)
-			conf_match_clear(&r[i].matches[j]);
-		free(r[i].matches);
-		free(r[i].log_prefix);
-		free(r[i].text);
-	}
+	for (unsigned i = 0; i < n; i++)
+		conf_rule_clear(&r[i]);
 	free(r);
 }
 

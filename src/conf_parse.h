@@ -142,6 +142,7 @@ struct item *conf_item_new(struct pstate *st, enum item_kind kind,
 			   const struct conf_loc *loc, const char *text);
 void conf_match_clear(struct conf_match *m);
 void conf_elems_free(struct conf_elem *e, unsigned n);
+void conf_rule_clear(struct conf_rule *r);
 void conf_rules_free(struct conf_rule *r, unsigned n);
 void conf_pst_cleanup(struct pstate *st);
 

@@ -566,7 +566,8 @@ void conf_pst_rule(struct pstate *st, struct items *l,
 	h->rules = n;
 	memset(&n[h->n_rules], 0, sizeof(*n));
 	if (rule_fill(st, &n[h->n_rules], l)) {
-		conf_rules_free(&n[h->n_rules], 1);
+		/* An element of the array, not a block of its own. */
+		conf_rule_clear(&n[h->n_rules]);
 		st->nomem = true;
 		goto out;
 	}

@@ -61,12 +61,16 @@ static int read_lines(FILE *f, const char *path, const struct conf_set *s,
 	unsigned lineno = 0, bad = 0;
 	int err = 0;
 
-	while (getline(&line, &cap, f) >= 0) {
+	for (;;) {
 		unsigned col = 1;
-		char *t = trim(line, &col), *msg = NULL;
+		char *t, *msg = NULL;
 		struct conf_elem el;
 		const char *why;
 
+		errno = 0;
+		if (getline(&line, &cap, f) < 0)
+			break;
+		t = trim(line, &col);
 		lineno++;
 		if (!*t)
 			continue;
@@ -86,6 +90,10 @@ static int read_lines(FILE *f, const char *path, const struct conf_set *s,
 		if (++bad >= NFQD_MAX_ERRORS)
 			break;
 	}
+	/* getline() fails for want of memory without ferror(): a set
+	 * silently cut short there would let its addresses through. */
+	if (!feof(f) && !err && bad < NFQD_MAX_ERRORS)
+		err = errno == ENOMEM ? -ENOMEM : -EIO;
 	free(line);
 	return err;
 }

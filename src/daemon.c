@@ -652,7 +652,9 @@ static int wait_reconfigured(struct registry *r, const bool *asked,
 		if (!asked[i] || res == 0)
 			continue;
 		rc = res > 0 ? -ETIMEDOUT : res;
-		diag_add(dg, DIAG_ERROR, NULL, "queue %u: the kernel did not accept the new queue configuration (%s)",
+		diag_add(dg, DIAG_ERROR, NULL, rc == -ENOMEM ?
+			 "queue %u: no memory for the new batch and copy-range buffers (%s)" :
+			 "queue %u: the kernel did not accept the new queue configuration (%s)",
 			  queue_num(r->q[i]), strerror(-rc));
 	}
 	return rc;
@@ -756,6 +758,11 @@ static int reload_with(struct nfqd *d, struct conf *nc, struct diags *dg)
 		free(pl);
 		return rc;
 	}
+	/* Kept queues take a new rcvbuf too (a new one has it already): a
+	 * socket that overflows must be mendable without a restart. */
+	for (unsigned i = 0; i < pl->next->n; i++)
+		if (!pl->opened[i] && nc->opts.rcvbuf != d->conf->opts.rcvbuf)
+			queue_set_rcvbuf(pl->next->q[i], nc->opts.rcvbuf);
 	/* Only now: every queue has the kernel flags P needs. */
 	policy_free(registry_publish_policy(&d->reg, p));
 	commit_plan(d, pl);

@@ -161,6 +161,10 @@ static struct set *compile_set(const struct conf *c, const struct conf_set *cs,
 	}
 	if ((cs->file && conf_set_file_read(c, cs, add_to_set, s, d) ==
 			 -ENOMEM) || set_finish(s)) {
+		/* The likeliest set to run out of memory is a big file:
+		 * name it. */
+		err_at(d, c, &cs->loc, "set %s%s%s: out of memory", cs->name,
+		       cs->file ? ": file " : "", cs->file ? cs->file : "");
 		set_free(s);
 		return NULL;
 	}

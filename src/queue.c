@@ -570,25 +570,50 @@ static void drain(struct queue *q)
 	answer_read(q);
 }
 
+/* Receive and verdict buffers sized for NP; on failure the old ones stay
+ * and -ENOMEM is returned. */
+static int resize_buffers(struct queue *q, const struct queue_params *np)
+{
+	struct mmsghdr *msgs = q->msgs;
+	struct iovec *iov = q->iov;
+	char *rx = q->rx;
+	size_t each = q->rx_each;
+
+	if (alloc_rx(q, np) < 0)
+		goto fail;
+	if (verdict_batch_set_max(&q->vb, np->batch) < 0) {
+		free_rx(q);
+		goto fail;
+	}
+	free(msgs);
+	free(iov);
+	free(rx);
+	return 0;
+fail:
+	q->msgs = msgs;
+	q->iov = iov;
+	q->rx = rx;
+	q->rx_each = each;
+	return -ENOMEM;
+}
+
 static void apply_params(struct queue *q, struct reconf *rq)
 {
 	struct queue_params *np = &rq->p;
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
 
-	if (np->batch != q->params.batch ||
-	    np->copy_range != q->params.copy_range) {
-		free_rx(q);
-		if (alloc_rx(q, np) < 0 ||
-		    verdict_batch_set_max(&q->vb, np->batch) < 0) {
-			/* Keep going with the old sizes. */
-			log_err("queue %u: reconfigure: out of memory", q->num);
-			np->batch = q->params.batch;
-			np->copy_range = q->params.copy_range;
-			free_rx(q);
-			if (alloc_rx(q, np) < 0)
-				abort();
-		}
+	/* Out of memory: the reload fails (the main thread waits for this
+	 * answer) and this queue keeps its old options. */
+	if ((np->batch != q->params.batch ||
+	     np->copy_range != q->params.copy_range) &&
+	    resize_buffers(q, np) < 0) {
+		log_err("queue %u: reconfigure: out of memory for batch %u / copy-range %u",
+			q->num, np->batch, np->copy_range);
+		q->reconf_req = rq->req;
+		reconf_report(q, -ENOMEM);
+		free(rq);
+		return;
 	}
 	q->params = *np;
 	/* The ACK comes back through the receive path (handle_error_msg),

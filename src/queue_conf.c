@@ -126,17 +126,28 @@ static void log_conf_error(const struct queue *q, const char *what, int rc)
 /* ------------------------------------------------------------------ */
 /* sockets                                                             */
 
-static int setup_socket(struct queue *q, uint64_t rcvbuf)
+int queue_set_rcvbuf(struct queue *q, uint64_t rcvbuf)
 {
-	int one = 1;
 	int size = rcvbuf > (uint64_t)INT32_MAX ? INT32_MAX : (int)rcvbuf;
 
 	if (setsockopt(q->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size,
 		       sizeof(size)) < 0) {
+		int err = -errno;
+
 		log_err("queue %u: SO_RCVBUFFORCE %d failed (%s): nfqd needs CAP_NET_ADMIN",
-			q->num, size, strerror(errno));
-		return -errno;
+			q->num, size, strerror(-err));
+		return err;
 	}
+	return 0;
+}
+
+static int setup_socket(struct queue *q, uint64_t rcvbuf)
+{
+	int one = 1;
+	int rc = queue_set_rcvbuf(q, rcvbuf);
+
+	if (rc < 0)
+		return rc;
 	/* Overruns are counted by the kernel (user_dropped); an ENOBUFS
 	 * error on the socket would only interrupt the receive loop (and
 	 * make systemd drop the socket from its store: POLLERR). */
