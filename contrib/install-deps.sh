@@ -1,6 +1,7 @@
 #!/bin/sh
-# Install what nfqd needs to build, run its tests and its demo on Debian
-# (bookworm or later), as root. Installs only what is missing.
+# Install what nfqd needs to build, run its tests, its demo and its benchmark
+# (make bench) on Debian (bookworm or later), as root. Installs only what is
+# missing.
 set -eu
 
 PKGS="build-essential autoconf automake libtool pkg-config flex bison
@@ -10,7 +11,9 @@ iproute2 iptables nftables iputils-ping socat python3 python3-scapy util-linux
 procps strace
 systemd
 tmux prometheus bash-completion
-clang libclang-rt-dev"
+clang libclang-rt-dev
+debootstrap debian-archive-keyring systemd-container xz-utils
+iperf3 gnuplot-nox linux-perf"
 
 missing=""
 for p in $PKGS; do

@@ -10,7 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define NFQD_DEFAULT_CONFIG	"/etc/nfqd/nfqd.conf"
+#ifndef SYSCONFDIR
+#define SYSCONFDIR		"/etc"	/* configure's --sysconfdir */
+#endif
+#define NFQD_DEFAULT_CONFIG	SYSCONFDIR "/nfqd/nfqd.conf"
 #define NFQD_DEFAULT_STATS	"/run/nfqd/stats"
 #define NFQD_DEFAULT_SOCKET	"/run/nfqd/nfqd.sock"
 #define NFQD_MAX_QUEUES		1024	/* most queues one daemon binds */

@@ -201,9 +201,9 @@ static int cmd_reload(struct nfqd *d, json_t **out)
 	ret = nfqd_reload(d, &errors);
 	if (ret < 0) {
 		*out = reload_error_json(errors, ret);
-		log_warn("control: reload failed, keeping generation %llu: %s",
-			 (unsigned long long)d->generation,
-			 json_string_value(json_object_get(*out, "error")));
+		log_err("control: reload failed, keeping generation %llu: %s",
+			(unsigned long long)d->generation,
+			json_string_value(json_object_get(*out, "error")));
 		free(errors);
 		return *out ? 1 : -ENOMEM;
 	}

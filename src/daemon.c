@@ -191,6 +191,31 @@ static void notify_status(const struct nfqd *d, const char *state)
 		   (unsigned long long)d->generation, r->n);
 }
 
+/* MONOTONIC_USEC lets systemd (253+) tell this reload from an older one;
+ * 252 ignores it. */
+static void notify_reloading(const struct nfqd *d)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading, generation %llu running",
+		   (unsigned long long)now.tv_sec * 1000000ULL +
+		   (unsigned long long)now.tv_nsec / 1000ULL,
+		   (unsigned long long)d->generation);
+}
+
+/* A failed reload keeps the running policy: say so, with its first error
+ * (a STATUS= value is one line). */
+static void notify_reload_failed(const struct nfqd *d, const char *errors,
+				 int err)
+{
+	const char *e = errors && *errors ? errors : strerror(-err);
+
+	sd_notifyf(0, "READY=1\nSTATUS=reload failed, keeping generation %llu, %u queues: %.*s",
+		   (unsigned long long)d->generation, registry_get()->n,
+		   (int)strcspn(e, "\n"), e);
+}
+
 /* ------------------------------------------------------------------ */
 /* start-up                                                            */
 
@@ -631,13 +656,13 @@ int nfqd_reload(struct nfqd *d, char **errors)
 	int rc;
 
 	*errors = NULL;
-	sd_notify(0, "RELOADING=1");
+	notify_reloading(d);
 	rc = load_conf(d->config_path, d->builtin_config, &nc, errors);
 	if (rc == 0)
 		rc = reload_with(d, nc, errors);
 	if (rc < 0) {
 		conf_free(nc);
-		notify_status(d, "READY=1\n");
+		notify_reload_failed(d, *errors, rc);
 		return rc;
 	}
 	conf_free(d->conf);

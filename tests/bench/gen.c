@@ -3,7 +3,8 @@
  * and integration tests.
  *
  *   nfqd-gen -d DST -n COUNT [-p DPORT] [-P NPORTS] [-s SIZE] [-b BATCH]
- *            [-S SRCADDR,...] [-6] [-r PPS] [-q]
+ *            [-S SRCADDR,...] [-6] [-r PPS [-B BURST]]
+ *            [-L PROBE_PORT [-R PROBE_PPS]] [-q]
  *
  * Sends exactly COUNT datagrams of SIZE payload bytes to DST, destination
  * ports DPORT .. DPORT+NPORTS-1 in turn. With -S, one socket is bound to each
@@ -11,6 +12,22 @@
  * between sources is exact (their counts differ by at most one). The
  * default SIZE of 18 makes 46-byte IPv4 packets, i.e. minimum-size 64-byte
  * Ethernet frames (14 header + 46 + 4 FCS); over IPv6 they are 66 bytes.
+ *
+ * -r paces: datagram k is due at start + k / PPS; the sender sleeps until
+ * the next one is due (absolute-time sleep) and then sends what is due, at
+ * least BURST and at most BATCH at once. The default BURST is 1 ms worth
+ * (few wake-ups, cheap for tests that only need a rate); with -L it is 50 us
+ * worth and the timer slack 1 ns, so that the load the probes measure is
+ * smooth rather than one burst per millisecond. A sender that falls behind
+ * sends full batches back to back: the summary line says what rate was
+ * achieved.
+ *
+ * -L adds latency probes on top of the COUNT datagrams: PROBE_PPS per
+ * second (default 1000; a late probe is sent at the next send, but after a
+ * stall of more than 10 probe slots the older ones are skipped rather than
+ * sent back to back) to PROBE_PORT, each the first datagram of its sendmmsg, carrying "nfqP", a 32-bit sequence number and the send time
+ * (CLOCK_MONOTONIC ns, read just before the send; every network namespace
+ * shares that clock), all in host byte order. SIZE must be at least 16.
  *
  * "Sent" means accepted by sendmmsg(). The sockets set IP_RECVERR, so a
  * datagram the local stack drops (a full veth backlog) fails with ENOBUFS
@@ -30,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +56,10 @@
 #define GEN_MAX_SRC	256
 #define GEN_MAX_SIZE	65507
 #define GEN_STALL_NS	(5ULL * 1000000000ULL)
+#define GEN_BURST_NS	1000000ULL	/* default burst: this much traffic, */
+#define GEN_PROBE_BURST_NS 50000ULL	/* or this much with probes */
+#define GEN_PROBE_MIN	16		/* magic, sequence, send time */
+#define GEN_PROBE_CATCHUP 10		/* most probe slots sent late */
 
 struct gen_src {
 	int fd;
@@ -55,6 +77,9 @@ static struct {
 	size_t size;
 	unsigned int batch;
 	uint64_t pps;
+	uint64_t burst;
+	unsigned int probe_port;
+	uint64_t probe_pps;
 	bool quiet;
 	char *srcs[GEN_MAX_SRC];
 	unsigned int nsrc;
@@ -63,13 +88,22 @@ static struct {
 	.nports = 1,
 	.size = 18,
 	.batch = 64,
+	.probe_pps = 1000,
 };
+
+/* The probe datagram's payload (host byte order, same machine). */
+struct gen_probe {
+	char magic[4];		/* "nfqP" */
+	uint32_t seq;
+	uint64_t sent_ns;	/* CLOCK_MONOTONIC */
+} __attribute__((packed));
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: nfqd-gen -d DST -n COUNT [-p DPORT] [-P NPORTS] [-s SIZE]\n"
-		"                [-b BATCH] [-S SRCADDR,...] [-6] [-r PPS] [-q]\n"
+		"                [-b BATCH] [-S SRCADDR,...] [-6] [-r PPS [-B BURST]]\n"
+		"                [-L PROBE_PORT [-R PROBE_PPS]] [-q]\n"
 		"  -d DST      destination IPv4 or IPv6 literal\n"
 		"  -n COUNT    datagrams to send (all of them, or exit 1)\n"
 		"  -p DPORT    first destination port (default 9)\n"
@@ -78,7 +112,11 @@ static void usage(FILE *f)
 		"  -b BATCH    datagrams per sendmmsg (default 64, max %d)\n"
 		"  -S A,B,...  source addresses, one socket each, round-robin\n"
 		"  -6          DST is IPv6 (also detected from the literal)\n"
-		"  -r PPS      rate limit in datagrams per second (default none)\n"
+		"  -r PPS      paced rate in datagrams per second (default none)\n"
+		"  -B BURST    with -r: least datagrams per send (default 1 ms worth,\n"
+		"              50 us worth with -L)\n"
+		"  -L PORT     also send timestamped latency probes to PORT\n"
+		"  -R PPS      probes per second (default 1000)\n"
 		"  -q          quiet: no summary line\n",
 		GEN_MAX_BATCH);
 }
@@ -205,7 +243,7 @@ static int parse_args(int argc, char **argv)
 	uint64_t v;
 	int c;
 
-	while ((c = getopt(argc, argv, "d:n:p:P:s:b:S:6r:qh")) != -1) {
+	while ((c = getopt(argc, argv, "d:n:p:P:s:b:S:6r:B:L:R:qh")) != -1) {
 		switch (c) {
 		case 'd':
 			dst = optarg;
@@ -246,6 +284,19 @@ static int parse_args(int argc, char **argv)
 			if (parse_u64(optarg, 0, 1000000000, &opt.pps))
 				goto bad;
 			break;
+		case 'B':
+			if (parse_u64(optarg, 1, GEN_MAX_BATCH, &opt.burst))
+				goto bad;
+			break;
+		case 'L':
+			if (parse_u64(optarg, 1, 65535, &v))
+				goto bad;
+			opt.probe_port = (unsigned int)v;
+			break;
+		case 'R':
+			if (parse_u64(optarg, 1, 1000000, &opt.probe_pps))
+				goto bad;
+			break;
 		case 'q':
 			opt.quiet = true;
 			break;
@@ -263,6 +314,11 @@ static int parse_args(int argc, char **argv)
 	}
 	if (opt.dport + opt.nports - 1 > 65535) {
 		fprintf(stderr, "nfqd-gen: DPORT + NPORTS - 1 exceeds 65535\n");
+		return -1;
+	}
+	if (opt.probe_port && opt.size < GEN_PROBE_MIN) {
+		fprintf(stderr, "nfqd-gen: -L needs SIZE >= %d\n",
+			GEN_PROBE_MIN);
 		return -1;
 	}
 	opt.family = (v6 || strchr(dst, ':')) ? AF_INET6 : AF_INET;
@@ -322,30 +378,52 @@ static void drain_errqueue(int fd)
 	}
 }
 
+/* The messages of one send: names, payloads and the optional probe. */
+struct gen_msgs {
+	struct mmsghdr msgs[GEN_MAX_BATCH + 1];
+	struct sockaddr_storage names[GEN_MAX_BATCH + 1];
+	struct iovec iov;		/* the load's payload */
+	struct iovec probe_iov;		/* the probe's payload */
+	struct gen_probe *probe;
+};
+
 /*
  * Send one batch of N datagrams on SRC, datagram numbers FIRST onwards
- * (global numbering, for the destination port cycle). Returns how many
- * were sent (all N), or -1 after reporting a hard error or a stall.
+ * (global numbering, for the destination port cycle), preceded by a probe
+ * when PROBE is set. Returns how many of the N were sent (all N), or -1
+ * after reporting a hard error or a stall.
  */
 static int send_batch(struct gen_src *src, uint64_t first, unsigned int n,
-		      struct mmsghdr *msgs, struct sockaddr_storage *names,
-		      uint64_t step)
+		      struct gen_msgs *m, uint64_t step, bool probe)
 {
-	unsigned int i, done = 0;
+	unsigned int i, done = 0, lead = probe ? 1 : 0, total = n + lead;
 	uint64_t stall_start = 0, backoff = 20000;
 	int err;
 
-	for (i = 0; i < n; i++) {
-		uint64_t k = (first + i * step) % opt.nports;
+	for (i = 0; i < total; i++) {
+		struct msghdr *h = &m->msgs[i].msg_hdr;
 
-		names[i] = opt.dst;
-		set_port(&names[i], (uint16_t)(opt.dport + k));
-		msgs[i].msg_hdr.msg_name = &names[i];
-		msgs[i].msg_hdr.msg_namelen = opt.dst_len;
+		m->names[i] = opt.dst;
+		if (i < lead) {
+			set_port(&m->names[i], (uint16_t)opt.probe_port);
+			h->msg_iov = &m->probe_iov;
+		} else {
+			uint64_t k = (first + (i - lead) * step) % opt.nports;
+
+			set_port(&m->names[i], (uint16_t)(opt.dport + k));
+			h->msg_iov = &m->iov;
+		}
+		h->msg_iovlen = 1;
+		h->msg_name = &m->names[i];
+		h->msg_namelen = opt.dst_len;
 	}
-	while (done < n) {
-		int r = sendmmsg(src->fd, msgs + done, n - done, 0);
+	while (done < total) {
+		int r;
 
+		/* Stamp the probe as late as possible: it leads the send. */
+		if (done < lead)
+			m->probe->sent_ns = now_ns();
+		r = sendmmsg(src->fd, m->msgs + done, total - done, 0);
 		if (r > 0) {
 			done += (unsigned int)r;
 			stall_start = 0;
@@ -356,7 +434,7 @@ static int send_batch(struct gen_src *src, uint64_t first, unsigned int n,
 			continue;
 		if (r < 0 && !transient_error(errno)) {
 			perror("nfqd-gen: sendmmsg");
-			src->sent += done;
+			src->sent += done > lead ? done - lead : 0;
 			return -1;
 		}
 		err = r < 0 ? errno : 0;
@@ -368,35 +446,97 @@ static int send_batch(struct gen_src *src, uint64_t first, unsigned int n,
 		else if (now_ns() - stall_start > GEN_STALL_NS) {
 			fprintf(stderr, "nfqd-gen: sendmmsg stalled for 5 s: "
 				"%s\n", err ? strerror(err) : "sent 0");
-			src->sent += done;
+			src->sent += done > lead ? done - lead : 0;
 			return -1;
 		}
 		sleep_ns(backoff);
 		if (backoff < 10000000)
 			backoff *= 2;
 	}
-	src->sent += done;
-	return (int)done;
+	src->sent += n;
+	return (int)n;
+}
+
+/* Sleep until the absolute CLOCK_MONOTONIC time T (ns). */
+static void sleep_until(uint64_t t)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(t / 1000000000ULL),
+		.tv_nsec = (long)(t % 1000000000ULL),
+	};
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	       EINTR)
+		;
+}
+
+/* Time datagram K of a stream of PPS per second is due. */
+static uint64_t due_ns(uint64_t start, uint64_t k, uint64_t pps)
+{
+	return start + (uint64_t)((unsigned __int128)k * 1000000000ULL / pps);
+}
+
+/* Index of the slot of a stream of PPS per second that time T falls in. */
+static uint64_t slot_at(uint64_t start, uint64_t t, uint64_t pps)
+{
+	return (uint64_t)((unsigned __int128)(t - start) * pps / 1000000000ULL);
+}
+
+/*
+ * Wait for the next send and say what it holds: the number of load
+ * datagrams (out of LEFT for this source, TOTAL sent so far) and whether a
+ * probe (number PROBES) leads it. Unpaced: a full batch, no wait. Paced:
+ * sleep until the next datagram or probe is due, then send what is due by
+ * now, at least a burst, at most a batch; 0 when only the probe is due.
+ */
+static unsigned int pace(uint64_t start, uint64_t total, uint64_t left,
+			 uint64_t probes, bool *with_probe)
+{
+	uint64_t n = opt.batch, t, next = UINT64_MAX, t_probe = UINT64_MAX;
+
+	if (opt.probe_port)
+		t_probe = due_ns(start, probes, opt.probe_pps);
+	if (opt.pps)
+		next = due_ns(start, total, opt.pps);
+	if (t_probe < next)
+		next = t_probe;
+	t = now_ns();
+	if (opt.pps && t < next) {
+		sleep_until(next);
+		t = now_ns();
+	}
+	*with_probe = t >= t_probe;
+	if (opt.pps) {
+		uint64_t due = slot_at(start, t, opt.pps) + 1;
+
+		if (due <= total)
+			n = 0;
+		else if ((n = due - total) < opt.burst)
+			n = opt.burst;
+		if (n > opt.batch)
+			n = opt.batch;
+	}
+	return (unsigned int)(n < left ? n : left);
 }
 
 int main(int argc, char **argv)
 {
-	static struct mmsghdr msgs[GEN_MAX_BATCH];
-	static struct sockaddr_storage names[GEN_MAX_BATCH];
-	static struct iovec iov;
+	static struct gen_msgs m;
+	struct gen_probe probe = { .magic = { 'n', 'f', 'q', 'P' } };
 	struct gen_src *srcs;
 	unsigned int nsock, i, cur = 0;
-	uint64_t total_sent = 0, start, elapsed;
-	char *payload;
+	uint64_t total_sent = 0, probes = 0, probes_sent = 0, start, elapsed;
+	char *payload, *probe_payload;
 	int rc = 0;
 
 	if (parse_args(argc, argv) < 0)
 		return 2;
 
 	payload = calloc(1, opt.size ? opt.size : 1);
+	probe_payload = calloc(1, opt.size ? opt.size : 1);
 	nsock = opt.nsrc ? opt.nsrc : 1;
 	srcs = calloc(nsock, sizeof(*srcs));
-	if (!payload || !srcs) {
+	if (!payload || !probe_payload || !srcs) {
 		fprintf(stderr, "nfqd-gen: out of memory\n");
 		return 1;
 	}
@@ -408,51 +548,59 @@ int main(int argc, char **argv)
 		srcs[i].count = opt.count / nsock +
 				(i < opt.count % nsock ? 1 : 0);
 	}
-	iov.iov_base = payload;
-	iov.iov_len = opt.size;
-	for (i = 0; i < GEN_MAX_BATCH; i++) {
-		msgs[i].msg_hdr.msg_iov = &iov;
-		msgs[i].msg_hdr.msg_iovlen = 1;
-	}
+	m.iov.iov_base = payload;
+	m.iov.iov_len = opt.size;
+	m.probe = (struct gen_probe *)probe_payload;
+	m.probe_iov.iov_base = probe_payload;
+	m.probe_iov.iov_len = opt.size;
+	if (opt.pps && !opt.burst)
+		opt.burst = opt.pps * (opt.probe_port ? GEN_PROBE_BURST_NS :
+				       GEN_BURST_NS) / 1000000000ULL;
+	if (!opt.burst)
+		opt.burst = 1;
+	/* Wake on time: the default 50 us timer slack would bunch bursts. */
+	if (opt.pps && opt.probe_port)
+		prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 
 	start = now_ns();
 	while (total_sent < opt.count) {
 		struct gen_src *s = &srcs[cur];
 		uint64_t left = s->count - s->sent;
-		unsigned int n = opt.batch;
+		unsigned int n;
+		bool with_probe;
 		int r;
 
 		if (!left) {
 			cur = (cur + 1) % nsock;
 			continue;
 		}
-		if (n > left)
-			n = (unsigned int)left;
-		if (opt.pps) {
-			/* Datagram number total_sent is due at this time. */
-			uint64_t due = start + total_sent * 1000000000ULL /
-					       opt.pps;
-			uint64_t t = now_ns();
-			uint64_t allowed;
-
-			if (t < due)
-				sleep_ns(due - t);
-			/* Never send more than ~1 ms worth at once. */
-			allowed = opt.pps / 1000;
-			if (allowed < 1)
-				allowed = 1;
-			if (n > allowed)
-				n = (unsigned int)allowed;
+		n = pace(start, total_sent, left, probes, &with_probe);
+		if (!n && !with_probe)
+			continue;
+		if (with_probe) {
+			probe.seq = (uint32_t)probes;
+			memcpy(probe_payload, &probe, sizeof(probe));
 		}
 		/*
 		 * Datagram j of source cur has global number cur + j * nsock;
 		 * the destination port follows the global number.
 		 */
-		r = send_batch(s, cur + s->sent * nsock, n, msgs, names,
-			       nsock);
+		r = send_batch(s, cur + s->sent * nsock, n, &m, nsock,
+			       with_probe);
 		if (r < 0) {
 			rc = 1;
 			break;
+		}
+		if (with_probe) {
+			/* Late probes catch up one per send, but after a
+			 * long stall the missed ones are skipped rather
+			 * than sent in a burst. */
+			uint64_t k = slot_at(start, now_ns(), opt.probe_pps);
+
+			probes_sent++;
+			probes++;
+			if (k > probes + GEN_PROBE_CATCHUP)
+				probes = k - GEN_PROBE_CATCHUP;
 		}
 		total_sent += (uint64_t)r;
 		cur = (cur + 1) % nsock;
@@ -471,11 +619,17 @@ int main(int argc, char **argv)
 			(unsigned long long)opt.count);
 		rc = 1;
 	}
-	if (!opt.quiet)
-		printf("nfqd-gen: sent %llu datagrams in %.3f s (%.0f/s)\n",
+	if (!opt.quiet) {
+		printf("nfqd-gen: sent %llu datagrams in %.3f s (%.0f/s)",
 		       (unsigned long long)total_sent, elapsed / 1e9,
 		       elapsed ? total_sent * 1e9 / elapsed : 0.0);
+		if (opt.probe_port)
+			printf(", %llu probes",
+			       (unsigned long long)probes_sent);
+		printf("\n");
+	}
 	free(srcs);
 	free(payload);
+	free(probe_payload);
 	return rc;
 }

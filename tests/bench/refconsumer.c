@@ -3,10 +3,11 @@
  * benchmark's baseline: libmnl + libnetfilter_queue's nlmsg helpers, shaped
  * like libnetfilter_queue's examples/nf-queue.c.
  *
- *   nfqd-refconsumer -q NUM [-l MAXLEN] [-r RCVBUF] [-c RANGE]
+ *   nfqd-refconsumer -q NUM [-l MAXLEN] [-r RCVBUF] [-c RANGE] [-g]
  *
  * Binds ONE queue (with NLM_F_ACK, so a failed bind is an error), copy-packet
- * mode with a small copy range, queue-maxlen, SO_RCVBUFFORCE; then loops:
+ * mode with a small copy range, queue-maxlen, the GSO flag (set with -g,
+ * else cleared), SO_RCVBUFFORCE; then loops:
  * one recv() -> one NF_ACCEPT verdict sendmsg() per packet, no printing.
  * SIGTERM/SIGINT end the loop; the queue is unbound and the program exits 0.
  * SIGSTOP/SIGCONT (the drain benchmark) are harmless.
@@ -43,11 +44,12 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: nfqd-refconsumer -q NUM [-l MAXLEN] [-r RCVBUF] [-c RANGE]\n"
+		"usage: nfqd-refconsumer -q NUM [-l MAXLEN] [-r RCVBUF] [-c RANGE] [-g]\n"
 		"  -q NUM      queue number to bind\n"
 		"  -l MAXLEN   kernel queue length (default 1024)\n"
 		"  -r RCVBUF   SO_RCVBUFFORCE bytes, K/M/G suffix (default 8M)\n"
-		"  -c RANGE    copy range in bytes (default 64)\n");
+		"  -c RANGE    copy range in bytes (default 64)\n"
+		"  -g          set the queue's GSO flag (default: cleared)\n");
 }
 
 static int parse_size(const char *s, unsigned long long max,
@@ -139,7 +141,7 @@ int main(int argc, char **argv)
 {
 	unsigned long long qnum = 0, maxlen = 1024, rcvbuf = 8 << 20;
 	unsigned long long range = 64;
-	bool have_q = false;
+	bool have_q = false, gso = false;
 	struct sigaction sa;
 	struct nlmsghdr *nlh;
 	char *buf;
@@ -147,7 +149,7 @@ int main(int argc, char **argv)
 	unsigned int seq = 1;
 	ssize_t ret;
 
-	while ((c = getopt(argc, argv, "q:l:r:c:h")) != -1) {
+	while ((c = getopt(argc, argv, "q:l:r:c:gh")) != -1) {
 		switch (c) {
 		case 'q':
 			if (parse_size(optarg, 65535, &qnum))
@@ -165,6 +167,9 @@ int main(int argc, char **argv)
 		case 'c':
 			if (parse_size(optarg, 65531, &range))
 				goto bad;
+			break;
+		case 'g':
+			gso = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -213,6 +218,9 @@ int main(int argc, char **argv)
 	nlh->nlmsg_seq = seq++;
 	nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET, (int)range);
 	nfq_nlmsg_cfg_put_qmaxlen(nlh, (uint32_t)maxlen);
+	/* Flags need their mask beside them, in the same message. */
+	mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl(gso ? NFQA_CFG_F_GSO : 0));
+	mnl_attr_put_u32(nlh, NFQA_CFG_MASK, htonl(NFQA_CFG_F_GSO));
 	if (send_config(nlh, "params") < 0)
 		return 1;
 

@@ -1,0 +1,437 @@
+/*
+ * floor.c - nfqd-floor, the benchmark's no-work batched consumer: the
+ * fastest an NFQUEUE consumer can be with nfqd's socket set-up, so that
+ * nfqd's cost above it is what its policy and bookkeeping add.
+ *
+ *   nfqd-floor -q NUM[,NUM...] [-l MAXLEN] [-r RCVBUF] [-c RANGE]
+ *              [-b BATCH] [-g] [-p]
+ *
+ * One thread per queue. Each binds its queue (with NLM_F_ACK), sets copy
+ * range, queue-maxlen and the GSO flag, SO_RCVBUFFORCE, NETLINK_NO_ENOBUFS,
+ * then loops: one blocking recvmmsg (MSG_WAITFORONE) of up to BATCH
+ * messages, one NFQNL_MSG_VERDICT_BATCH (NF_ACCEPT up to the last id) in
+ * one sendmsg. No parsing beyond the packet id, no counters, no policy.
+ * -p pins the thread of the i-th listed queue to CPU i (nfqd's cpu-pin).
+ * SIGTERM/SIGINT: the threads stop, unbind and the program exits 0.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_queue.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+#include <libnetfilter_queue/libnetfilter_queue.h>
+
+#ifndef SOL_NETLINK
+#define SOL_NETLINK 270
+#endif
+
+#define FL_MAX_QUEUES	64
+#define FL_MAX_BATCH	1024
+#define FL_RX_OVERHEAD	4096	/* attributes besides the copied payload */
+
+struct fl_queue {
+	uint16_t num;
+	int cpu;
+	struct mnl_socket *nl;
+	unsigned int portid;
+	unsigned int seq;
+	pthread_t thread;
+	bool started;
+	int rc;
+};
+
+static struct {
+	unsigned long long maxlen, rcvbuf, range, batch;
+	bool gso;
+	bool pin;
+} opt = {
+	.maxlen = 1024,
+	.rcvbuf = 8 << 20,
+	.range = 64,
+	.batch = 64,
+};
+
+static struct fl_queue queues[FL_MAX_QUEUES];
+static unsigned int nqueues;
+static volatile sig_atomic_t stop;
+
+static void on_wake(int sig)
+{
+	/* Only interrupts a blocked recvmmsg; the loop checks `stop`. */
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: nfqd-floor -q NUM[,NUM...] [-l MAXLEN] [-r RCVBUF] [-c RANGE]\n"
+		"                  [-b BATCH] [-g] [-p]\n"
+		"  -q LIST     queues to bind, one thread each\n"
+		"  -l MAXLEN   kernel queue length (default 1024)\n"
+		"  -r RCVBUF   SO_RCVBUFFORCE bytes, K/M/G suffix (default 8M)\n"
+		"  -c RANGE    copy range in bytes (default 64)\n"
+		"  -b BATCH    messages per recvmmsg (default 64, max %d)\n"
+		"  -g          set the queue's GSO flag (default: cleared)\n"
+		"  -p          pin the i-th queue's thread to CPU i\n",
+		FL_MAX_BATCH);
+}
+
+static int parse_size(const char *s, unsigned long long max,
+		      unsigned long long *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || s[0] == '-')
+		return -1;
+	switch (*end) {
+	case 'k': case 'K':
+		v <<= 10;
+		end++;
+		break;
+	case 'm': case 'M':
+		v <<= 20;
+		end++;
+		break;
+	case 'g': case 'G':
+		v <<= 30;
+		end++;
+		break;
+	}
+	if (*end || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_queues(char *list)
+{
+	char *save = NULL, *tok;
+	unsigned long long v;
+
+	for (tok = strtok_r(list, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (parse_size(tok, 65535, &v) || nqueues == FL_MAX_QUEUES)
+			return -1;
+		queues[nqueues].num = (uint16_t)v;
+		queues[nqueues].cpu = -1;
+		nqueues++;
+	}
+	return nqueues ? 0 : -1;
+}
+
+/* Send a config message and wait for its ACK. Returns 0 or -errno. */
+static int talk(struct fl_queue *q, struct nlmsghdr *nlh)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	int ret;
+
+	nlh->nlmsg_flags |= NLM_F_ACK;
+	nlh->nlmsg_seq = ++q->seq;
+	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	for (;;) {
+		ret = (int)mnl_socket_recvfrom(q->nl, buf, sizeof(buf));
+		if (ret < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		ret = mnl_cb_run(buf, (size_t)ret, nlh->nlmsg_seq, q->portid,
+				 NULL, NULL);
+		if (ret < 0)
+			return -errno;
+		if (ret == MNL_CB_STOP)
+			return 0;
+	}
+}
+
+static int queue_setup(struct fl_queue *q)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	int fd, one = 1, rb = (int)opt.rcvbuf, rc;
+
+	q->nl = mnl_socket_open(NETLINK_NETFILTER);
+	if (!q->nl || mnl_socket_bind(q->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		fprintf(stderr, "nfqd-floor: queue %u: netlink socket: %s\n",
+			q->num, strerror(errno));
+		return -1;
+	}
+	q->portid = mnl_socket_get_portid(q->nl);
+	fd = mnl_socket_get_fd(q->nl);
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rb, sizeof(rb)) < 0) {
+		fprintf(stderr, "nfqd-floor: queue %u: SO_RCVBUFFORCE: %s\n",
+			q->num, strerror(errno));
+		return -1;
+	}
+	/* As nfqd: overruns are counted by the kernel, not reported. */
+	setsockopt(fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &one, sizeof(one));
+
+	nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, q->num);
+	nfq_nlmsg_cfg_put_cmd(nlh, AF_UNSPEC, NFQNL_CFG_CMD_BIND);
+	rc = talk(q, nlh);
+	if (rc < 0) {
+		fprintf(stderr, "nfqd-floor: queue %u: bind: %s\n", q->num,
+			strerror(-rc));
+		return -1;
+	}
+	nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, q->num);
+	nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET, (int)opt.range);
+	nfq_nlmsg_cfg_put_qmaxlen(nlh, (uint32_t)opt.maxlen);
+	/* Flags need their mask beside them, in the same message. */
+	mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS,
+			 htonl(opt.gso ? NFQA_CFG_F_GSO : 0));
+	mnl_attr_put_u32(nlh, NFQA_CFG_MASK, htonl(NFQA_CFG_F_GSO));
+	rc = talk(q, nlh);
+	if (rc < 0) {
+		fprintf(stderr, "nfqd-floor: queue %u: params: %s\n", q->num,
+			strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+static void queue_unbind(struct fl_queue *q)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+
+	nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, q->num);
+	nfq_nlmsg_cfg_put_cmd(nlh, AF_UNSPEC, NFQNL_CFG_CMD_UNBIND);
+	talk(q, nlh);
+}
+
+/* The id of the last queued packet in the datagram, if it holds one. */
+static bool last_id(char *buf, size_t len, uint32_t *id)
+{
+	const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
+	const uint16_t pkt_type = (NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET;
+	int rem = (int)len;
+	bool found = false;
+
+	for (; mnl_nlmsg_ok(nlh, rem); nlh = mnl_nlmsg_next(nlh, &rem)) {
+		const struct nlattr *a;
+
+		if (nlh->nlmsg_type != pkt_type)
+			continue;
+		mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
+			const struct nfqnl_msg_packet_hdr *ph;
+
+			if (mnl_attr_get_type(a) != NFQA_PACKET_HDR)
+				continue;
+			if (mnl_attr_get_payload_len(a) < sizeof(*ph))
+				break;
+			ph = mnl_attr_get_payload(a);
+			*id = ntohl(ph->packet_id);
+			found = true;
+			break;
+		}
+	}
+	return found;
+}
+
+static void *queue_loop(void *arg)
+{
+	struct fl_queue *q = arg;
+	size_t each = MNL_ALIGN(opt.range) + FL_RX_OVERHEAD;
+	unsigned int n = (unsigned int)opt.batch;
+	struct mmsghdr *msgs = calloc(n, sizeof(*msgs));
+	struct iovec *iov = calloc(n, sizeof(*iov));
+	char *rx = malloc(each * n);
+	char vbuf[MNL_SOCKET_BUFFER_SIZE];
+	int fd = mnl_socket_get_fd(q->nl);
+
+	if (!msgs || !iov || !rx) {
+		fprintf(stderr, "nfqd-floor: queue %u: out of memory\n",
+			q->num);
+		q->rc = 1;
+		return NULL;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		iov[i].iov_base = rx + i * each;
+		iov[i].iov_len = each;
+		msgs[i].msg_hdr.msg_iov = &iov[i];
+		msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+	while (!stop) {
+		struct nlmsghdr *nlh;
+		uint32_t id = 0;
+		bool have = false;
+		int r;
+
+		r = recvmmsg(fd, msgs, n, MSG_WAITFORONE, NULL);
+		if (r < 0) {
+			if (errno == EINTR || errno == ENOBUFS)
+				continue;
+			fprintf(stderr, "nfqd-floor: queue %u: recvmmsg: %s\n",
+				q->num, strerror(errno));
+			q->rc = 1;
+			break;
+		}
+		for (int i = 0; i < r; i++)
+			have |= last_id(rx + (size_t)i * each, msgs[i].msg_len,
+					&id);
+		if (!have)
+			continue;
+		nlh = nfq_nlmsg_put(vbuf, NFQNL_MSG_VERDICT_BATCH, q->num);
+		nfq_nlmsg_verdict_put(nlh, (int)id, NF_ACCEPT);
+		if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0 &&
+		    errno != EINTR)
+			fprintf(stderr, "nfqd-floor: queue %u: verdict: %s\n",
+				q->num, strerror(errno));
+	}
+	free(msgs);
+	free(iov);
+	free(rx);
+	return NULL;
+}
+
+static int start_thread(struct fl_queue *q)
+{
+	pthread_attr_t attr;
+	int rc;
+
+	pthread_attr_init(&attr);
+	if (q->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(q->cpu, &set);
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	}
+	rc = pthread_create(&q->thread, &attr, queue_loop, q);
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		fprintf(stderr, "nfqd-floor: queue %u: thread: %s\n", q->num,
+			strerror(rc));
+		return -1;
+	}
+	q->started = true;
+	return 0;
+}
+
+/* Wake a thread until it has left its loop: a signal sent just before it
+ * entered recvmmsg would otherwise be missed. */
+static void stop_thread(struct fl_queue *q)
+{
+	const struct timespec pause = { .tv_nsec = 10 * 1000 * 1000 };
+
+	for (;;) {
+		pthread_kill(q->thread, SIGUSR1);
+		if (pthread_tryjoin_np(q->thread, NULL) == 0)
+			return;
+		nanosleep(&pause, NULL);
+	}
+}
+
+static int parse_args(int argc, char **argv)
+{
+	int c;
+
+	while ((c = getopt(argc, argv, "q:l:r:c:b:gph")) != -1) {
+		switch (c) {
+		case 'q':
+			if (parse_queues(optarg))
+				goto bad;
+			break;
+		case 'l':
+			if (parse_size(optarg, UINT32_MAX, &opt.maxlen))
+				goto bad;
+			break;
+		case 'r':
+			if (parse_size(optarg, 1ULL << 30, &opt.rcvbuf))
+				goto bad;
+			break;
+		case 'c':
+			if (parse_size(optarg, 65531, &opt.range))
+				goto bad;
+			break;
+		case 'b':
+			if (parse_size(optarg, FL_MAX_BATCH, &opt.batch) ||
+			    !opt.batch)
+				goto bad;
+			break;
+		case 'g':
+			opt.gso = true;
+			break;
+		case 'p':
+			opt.pin = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (!nqueues || optind != argc) {
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "nfqd-floor: bad value '%s' for -%c\n", optarg, c);
+	usage(stderr);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa;
+	sigset_t term;
+	int sig, rc = 0;
+	unsigned int i;
+
+	if (parse_args(argc, argv) < 0)
+		return 2;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_wake;	/* no SA_RESTART: recvmmsg returns */
+	sigaction(SIGUSR1, &sa, NULL);
+	/* Only the main thread takes SIGTERM/SIGINT (sigwait below). */
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigaddset(&term, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &term, NULL);
+
+	for (i = 0; i < nqueues; i++) {
+		if (opt.pin)
+			queues[i].cpu = (int)i;
+		if (queue_setup(&queues[i]) < 0 ||
+		    start_thread(&queues[i]) < 0) {
+			rc = 1;
+			break;
+		}
+	}
+	if (!rc)
+		sigwait(&term, &sig);
+	stop = 1;
+	for (i = 0; i < nqueues; i++) {
+		if (queues[i].started)
+			stop_thread(&queues[i]);
+		if (queues[i].rc)
+			rc = 1;
+		if (queues[i].nl) {
+			queue_unbind(&queues[i]);
+			mnl_socket_close(queues[i].nl);
+		}
+	}
+	return rc;
+}
