@@ -60,7 +60,8 @@ struct pval *pval_new(struct pelem *first, const struct conf_loc *loc)
 /* Takes e (its contents move into the array) even on failure. */
 int pval_add(struct pval *v, struct pelem *e)
 {
-	struct pelem *n = realloc(v->elems, (v->n + 1) * sizeof(*n));
+	size_t cap = conf_grow(v->n);
+	struct pelem *n = cap ? realloc(v->elems, cap * sizeof(*n)) : v->elems;
 
 	if (!n) {
 		pelem_free(e);
