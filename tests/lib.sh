@@ -45,6 +45,15 @@ UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$SAN_DIR/report"
 TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}log_path=$SAN_DIR/report"
 export ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
 
+# The LD_PRELOAD list for running nfqd with shim $1: in a sanitizer build
+# the sanitizer's runtime must come first in the process (ASan refuses to
+# start otherwise), so it goes before the shim.
+san_preload() {
+	local rt
+	rt=$(ldd "$NFQD" | awk '/lib[at]san\.so/ { print $3; exit }')
+	echo "${rt:+$rt:}$1"
+}
+
 # Fail unless the sanitizers stayed silent: report files in $SAN_DIR, or
 # a report in a log the test kept (a program run with its own options).
 san_check() {
