@@ -15,6 +15,7 @@
 
 #include "ifcache.h"
 #include "log.h"
+#include "rcu_publish.h"
 
 #define NL_BUF_SIZE	32768	/* as libmnl's MNL_SOCKET_DUMP_SIZE */
 
@@ -64,7 +65,7 @@ static void publish(void)
 			s = (s + 1) & t->mask;
 		t->e[s] = links[i];
 	}
-	old = rcu_xchg_pointer(&published, t);
+	old = rcu_publish_ptr(&published, t);
 	if (old) {
 		synchronize_rcu();
 		free(old);
@@ -122,7 +123,7 @@ bool ifcache_name(uint32_t ifindex, char *name)
 	if (!ifindex)
 		return false;
 	rcu_read_lock();
-	t = rcu_dereference(published);
+	t = rcu_read_ptr(published);
 	if (t) {
 		for (unsigned s = slot_of(ifindex, t->mask); t->e[s].ifindex;
 		     s = (s + 1) & t->mask) {
@@ -277,7 +278,7 @@ void ifcache_stop(void)
 		mnl_socket_close(mon);
 		mon = NULL;
 	}
-	old = rcu_xchg_pointer(&published, NULL);
+	old = rcu_publish_ptr(&published, (struct iftab *)NULL);
 	if (old) {
 		synchronize_rcu();
 		free(old);

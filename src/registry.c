@@ -3,7 +3,7 @@
  * main thread publishes; workers, stats and control read lock-free.
  */
 #include <stdlib.h>
-#include <urcu-qsbr.h>
+#include "rcu_publish.h"
 
 #include "queue.h"
 #include "registry.h"
@@ -23,7 +23,7 @@ struct registry *registry_alloc(unsigned n)
 
 struct registry *registry_get(void)
 {
-	return rcu_dereference(current_registry);
+	return rcu_read_ptr(current_registry);
 }
 
 struct queue *registry_find(const struct registry *r, uint16_t num)
@@ -46,7 +46,7 @@ struct queue *registry_find(const struct registry *r, uint16_t num)
 
 void registry_publish(struct registry *r)
 {
-	struct registry *old = rcu_xchg_pointer(&current_registry,
+	struct registry *old = rcu_publish_ptr(&current_registry,
 						r ? r : &empty_registry);
 
 	synchronize_rcu();
@@ -56,12 +56,12 @@ void registry_publish(struct registry *r)
 
 struct policy *registry_policy(void)
 {
-	return rcu_dereference(current_policy);
+	return rcu_read_ptr(current_policy);
 }
 
 struct policy *registry_publish_policy(struct policy *p)
 {
-	struct policy *old = rcu_xchg_pointer(&current_policy, p);
+	struct policy *old = rcu_publish_ptr(&current_policy, p);
 
 	synchronize_rcu();
 	return old;
