@@ -201,7 +201,7 @@ struct conf {
 	unsigned n_files;
 };
 
-/* A fresh built-in default configuration (interface.md §1). NULL on ENOMEM. */
+/* A fresh built-in default configuration (nfqd(8)). NULL on ENOMEM. */
 struct conf *conf_default(void);
 
 /*

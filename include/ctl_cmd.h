@@ -7,16 +7,42 @@
 #define NFQD_CTL_CMD_H
 
 #include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
 
-struct nfqd;
 struct proto_request;
 
+/* What "status" reports about the daemon itself. */
+struct ctl_status {
+	pid_t pid;
+	double uptime;			/* seconds since start */
+	const char *config_path;
+	bool builtin_config;
+	uint64_t generation;
+};
+
 /*
- * Run request R. Returns a PROTO_ST_* status; *out is the response
+ * The daemon as the control commands see it: main() fills this from
+ * daemon.h, so the control side never depends on the daemon's insides.
+ * Queues, counters and rules are read from the registry (RCU) directly.
+ */
+struct ctl_ops {
+	void *ctx;
+	void (*status)(void *ctx, struct ctl_status *out);
+	/* Re-read the config: 0, or a negative errno with *errors (malloc'd
+	 * lines "FILE:LINE:COL: message\n"). */
+	int (*reload)(void *ctx, char **errors);
+	void (*counters_reset)(void *ctx);
+};
+
+/*
+ * Run request R against the daemon OPS. Returns a PROTO_ST_* status; *out is the response
  * document ({"error":"..."} unless PROTO_ST_OK), or NULL if even that
  * could not be allocated (status PROTO_ST_INTERNAL then).
  */
-int ctl_cmd_run(struct nfqd *d, const struct proto_request *r, json_t **out);
+int ctl_cmd_run(const struct ctl_ops *ops, const struct proto_request *r,
+		json_t **out);
 
 /* {"error":"<formatted message>"}, or NULL on ENOMEM. */
 json_t *ctl_error_json(const char *fmt, ...)

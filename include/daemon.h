@@ -1,7 +1,10 @@
 /*
- * daemon.h - the daemon as a whole: start-up, the main thread's libev loop
- * (signals, stats timer, control socket), reload and shutdown. Everything
- * in struct nfqd is owned by the main thread.
+ * daemon.h - the daemon: config, queues and workers, the main thread's
+ * libev loop (signals), reload and shutdown. Everything in struct nfqd is
+ * owned by the main thread. main() (nfqd.c) composes it with the control
+ * socket (ctl.h, through struct ctl_ops) and the stats writer (stats.h):
+ *	nfqd_start - ctl_start, stats_start - nfqd_serve - nfqd_run -
+ *	ctl_stop - nfqd_stop - stats_stop
  */
 #ifndef NFQD_DAEMON_H
 #define NFQD_DAEMON_H
@@ -12,8 +15,9 @@
 
 struct ev_loop;
 struct conf;
+struct ctl_ops;
+struct ifcache;
 struct stats;
-struct ctl;
 
 struct nfqd {
 	struct ev_loop *loop;		/* main thread's loop */
@@ -23,21 +27,32 @@ struct nfqd {
 	uint64_t generation;		/* 1 after start, +1 per reload */
 	double start_time;		/* ev_time() at start */
 	pid_t pid;
-	struct stats *stats;
-	struct ctl *ctl;
+	unsigned nqueues;		/* bound at start */
+	bool stats_dir_created;		/* by us: chown it for option user */
+	struct ifcache *ifc;		/* interface names, for the policy */
+	struct stats *stats;		/* main's: reconfigured on reload */
 	bool debug;			/* -d: log level fixed at debug */
 	uint32_t kflags_supported;	/* NFQA_CFG_F_* this kernel accepts */
 };
 
 /*
- * Load the config, bind every queue, start workers, stats and control.
- * Logs one clear line and returns a negative errno on any failure.
+ * Load the config and bind every queue (no worker runs yet, privileges
+ * kept). Logs one clear line and returns a negative errno on any failure.
  */
 int nfqd_start(struct nfqd *d, const char *config_path, bool builtin);
 
-/* Run the main loop until SIGTERM/SIGINT, then shut down. Returns the
- * process exit code. */
-int nfqd_run(struct nfqd *d);
+/* Drop privileges (option user), start the workers, tell systemd READY.
+ * Logs the reason and returns a negative errno on failure. */
+int nfqd_serve(struct nfqd *d);
+
+/* Run the main loop until SIGTERM/SIGINT. */
+void nfqd_run(struct nfqd *d);
+
+/* Stop the workers (every packet read is answered), unbind, free. */
+void nfqd_stop(struct nfqd *d);
+
+/* Fill OPS with the daemon's side of the control commands. */
+void nfqd_ctl_ops(struct nfqd *d, struct ctl_ops *ops);
 
 /*
  * Re-read the config file and apply it: new policy, queues added or

@@ -1,6 +1,7 @@
 /*
  * ifcache.h - ifindex -> interface name, kept from rtnetlink (link add,
- * remove, rename) on the main loop, read lock-free by workers.
+ * remove, rename) on the main loop, read lock-free by workers. The daemon
+ * owns one (struct nfqd); the policy it publishes points to it.
  */
 #ifndef NFQD_IFCACHE_H
 #define NFQD_IFCACHE_H
@@ -9,20 +10,27 @@
 #include <stdint.h>
 
 struct ev_loop;
+struct ifcache;
 
 /* Dump the links and watch for changes on LOOP. 0 or negative errno. */
-int ifcache_start(struct ev_loop *loop);
-void ifcache_stop(void);
+int ifcache_start(struct ev_loop *loop, struct ifcache **out);
 
-/* Copy the name of IFINDEX into NAME (IFNAMSIZ bytes); false if unknown.
- * Any registered RCU reader thread. */
-bool ifcache_name(uint32_t ifindex, char *name);
+/* An empty cache that watches nothing (filled with ifcache_set). NULL on
+ * ENOMEM. */
+struct ifcache *ifcache_new(void);
+
+/* Stop watching, wait for readers, free. NULL is fine. Main thread. */
+void ifcache_free(struct ifcache *c);
+
+/* Copy the name of IFINDEX into NAME (IFNAMSIZ bytes); false if unknown
+ * or C is NULL. Any registered RCU reader thread. */
+bool ifcache_name(const struct ifcache *c, uint32_t ifindex, char *name);
 
 /*
  * Set IFINDEX's NAME (NULL: forget it) and publish at once, as a netlink
  * notification would. Main thread; for tests and callers that know better.
  * 0 or -EINVAL.
  */
-int ifcache_set(uint32_t ifindex, const char *name);
+int ifcache_set(struct ifcache *c, uint32_t ifindex, const char *name);
 
 #endif

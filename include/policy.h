@@ -14,6 +14,7 @@
 
 struct pkt;
 struct decision;
+struct ifcache;
 struct policy;
 
 /*
@@ -24,6 +25,10 @@ struct policy;
 struct policy *policy_build(const struct conf *c, unsigned nslots,
 			    char **errors);
 void policy_free(struct policy *p);
+
+/* Give P the interface names its iifname/oifname matches read, before it
+ * is published; IFC must outlive P. Without it every name is unknown. */
+void policy_use_ifcache(struct policy *p, const struct ifcache *ifc);
 
 /*
  * Warnings about C that do not stop it from loading, as "FILE:LINE:COL:

@@ -28,9 +28,6 @@ struct registry *registry_alloc(unsigned n);
 /* The current queue table (never NULL after daemon start; may be empty). */
 struct registry *registry_get(void);
 
-/* Find queue NUM in R, or NULL. */
-struct queue *registry_find(const struct registry *r, uint16_t num);
-
 /* Publish R, wait for readers of the old table, free the old table (not
  * the queues it points to). Main thread only. */
 void registry_publish(struct registry *r);

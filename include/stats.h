@@ -1,6 +1,6 @@
 /*
- * stats.h - the /proc-style stats file (interface.md §2): a timer on the
- * main loop rewrites it whole (temporary file, rename) every
+ * stats.h - the /proc-style stats file (nfqd(8), docs/stats-file.md): a
+ * timer on the main loop rewrites it whole (temporary file, rename) every
  * stats-interval seconds; plus the readers of the kernel's
  * /proc/net/netfilter/nfnetlink_queue shared with the control socket.
  */
@@ -13,7 +13,8 @@
 
 #include "queue.h"
 
-struct nfqd;
+struct conf_options;
+struct ev_loop;
 struct stats;
 
 /* One line of /proc/net/netfilter/nfnetlink_queue. */
@@ -51,7 +52,7 @@ struct stats_row {
  */
 int stats_snapshot(struct stats_row **out);
 
-/* Format ROW as one stats file line (interface.md §2), with '\n'. Returns
+/* Format ROW as one stats file line (docs/stats-file.md), with '\n'. Returns
  * what snprintf returns. */
 int stats_format_line(const struct stats_row *row, char *buf, size_t size);
 
@@ -59,12 +60,14 @@ int stats_format_line(const struct stats_row *row, char *buf, size_t size);
  * missing (for the stats file and the control socket). 0 or -errno. */
 int stats_mkdir_parent(const char *path);
 
-/* Start the stats timer on d->loop with d->conf's options; writes the file
- * once at once. Creates the directory if missing. 0 or negative errno. */
-int stats_start(struct nfqd *d, struct stats **out);
+/* Start the stats timer on LOOP with options O (stats-file,
+ * stats-interval); writes the file once at once. Creates the directory if
+ * missing. 0 or negative errno. */
+int stats_start(struct ev_loop *loop, const struct conf_options *o,
+		struct stats **out);
 
 /* Apply changed options (file, interval) after a reload. */
-void stats_reconfigure(struct stats *s);
+void stats_reconfigure(struct stats *s, const struct conf_options *o);
 
 /* Stop the timer and remove the file. */
 void stats_stop(struct stats *s);

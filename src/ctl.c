@@ -22,7 +22,6 @@
 #include "conf.h"
 #include "ctl.h"
 #include "ctl_cmd.h"
-#include "daemon.h"
 #include "log.h"
 #include "proto.h"
 #include "stats.h"
@@ -51,7 +50,8 @@ struct ctl_conn {
 };
 
 struct ctl {
-	struct nfqd *d;
+	struct ev_loop *loop;
+	const struct ctl_ops *ops;	/* the daemon, as the commands see it */
 	int fd;
 	ev_io io;
 	ev_timer retry;		/* re-enable accept after EMFILE */
@@ -67,8 +67,8 @@ static void conn_close(struct ctl_conn *cn)
 {
 	struct ctl *c = cn->ctl;
 
-	ev_io_stop(c->d->loop, &cn->io);
-	ev_timer_stop(c->d->loop, &cn->timer);
+	ev_io_stop(c->loop, &cn->io);
+	ev_timer_stop(c->loop, &cn->timer);
 	close(cn->fd);
 	if (cn->prev)
 		cn->prev->next = cn->next;
@@ -111,7 +111,7 @@ static void conn_write_cb(struct ev_loop *loop, ev_io *w, int revents)
  */
 static void conn_respond(struct ctl_conn *cn, uint16_t status, json_t *j)
 {
-	struct ev_loop *loop = cn->ctl->d->loop;
+	struct ev_loop *loop = cn->ctl->loop;
 	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	ssize_t n;
 
@@ -168,7 +168,7 @@ static void conn_request(struct ctl_conn *cn, const struct proto_frame *f)
 	log_debug("control: peer pid %d uid %u: %s%s%s", (int)cn->cred.pid,
 		  (unsigned)cn->cred.uid, r.argv[0], r.argc > 1 ? " " : "",
 		  r.argc > 1 ? r.argv[1] : "");
-	st = ctl_cmd_run(cn->ctl->d, &r, &j);
+	st = ctl_cmd_run(cn->ctl->ops, &r, &j);
 	conn_respond(cn, (uint16_t)st, j);
 }
 
@@ -328,7 +328,7 @@ static bool peer_allowed(struct ctl *c, int fd, const struct ucred *cred)
 
 static void conn_new(struct ctl *c, int fd)
 {
-	struct ev_loop *loop = c->d->loop;
+	struct ev_loop *loop = c->loop;
 	socklen_t len = sizeof(struct ucred);
 	struct ctl_conn *cn;
 	char msg[160];
@@ -510,16 +510,17 @@ static void ctl_free(struct ctl *c)
 	free(c);
 }
 
-int ctl_start(struct nfqd *d, struct ctl **out)
+int ctl_start(struct ev_loop *loop, const struct conf_options *o,
+	      const struct ctl_ops *ops, struct ctl **out)
 {
-	const struct conf_options *o = &d->conf->opts;
 	struct ctl *c;
 	int ret;
 
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->d = d;
+	c->loop = loop;
+	c->ops = ops;
 	c->fd = -1;
 	c->path = strdup(o->control_socket && *o->control_socket ?
 			 o->control_socket : NFQD_DEFAULT_SOCKET);
@@ -536,7 +537,7 @@ int ctl_start(struct nfqd *d, struct ctl **out)
 	}
 	ev_io_init(&c->io, accept_cb, c->fd, EV_READ);
 	c->io.data = c;
-	ev_io_start(d->loop, &c->io);
+	ev_io_start(loop, &c->io);
 	ev_timer_init(&c->retry, retry_cb, CTL_RETRY_ACCEPT, 0.);
 	c->retry.data = c;
 	log_info("control: listening on %s (mode %s%s)", c->path,
@@ -551,8 +552,8 @@ void ctl_stop(struct ctl *c)
 
 	if (!c)
 		return;
-	ev_io_stop(c->d->loop, &c->io);
-	ev_timer_stop(c->d->loop, &c->retry);
+	ev_io_stop(c->loop, &c->io);
+	ev_timer_stop(c->loop, &c->retry);
 	while (c->conns)
 		conn_close(c->conns);
 	if (lstat(c->path, &st) == 0 && st.st_ino == c->ino &&

@@ -1,6 +1,6 @@
 /*
  * ctl_cmd.c - the daemon's control commands: each turns the daemon's
- * state into the JSON document of interface.md §1. Main thread only.
+ * state into the JSON document nfqd-ctl(8) documents. Main thread only.
  */
 #include "config.h"
 
@@ -10,12 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <ev.h>
 #include <urcu-qsbr.h>
 
 #include "conf.h"
 #include "ctl_cmd.h"
-#include "daemon.h"
 #include "log.h"
 #include "policy.h"
 #include "proto.h"
@@ -40,11 +38,15 @@ static int set_u64(json_t *o, const char *key, uint64_t v)
 	return json_object_set_new(o, key, json_integer((json_int_t)v));
 }
 
-static int cmd_status(struct nfqd *d, json_t **out)
+static int cmd_status(const struct ctl_ops *ops, json_t **out)
 {
 	struct registry *r;
 	json_t *o, *queues;
-	double up = ev_now(d->loop) - d->start_time;
+	struct ctl_status st;
+	double up;
+
+	ops->status(ops->ctx, &st);
+	up = st.uptime;
 
 	queues = json_array();
 	if (!queues)
@@ -56,11 +58,11 @@ static int cmd_status(struct nfqd *d, json_t **out)
 	rcu_read_unlock();
 	o = json_pack("{s:s, s:I, s:I, s:s, s:b, s:I, s:o}",
 		      "version", PACKAGE_VERSION,
-		      "pid", (json_int_t)d->pid,
+		      "pid", (json_int_t)st.pid,
 		      "uptime", (json_int_t)(up > 0 ? up : 0),
-		      "config", d->config_path ? d->config_path : "",
-		      "builtin_config", d->builtin_config,
-		      "generation", (json_int_t)d->generation,
+		      "config", st.config_path ? st.config_path : "",
+		      "builtin_config", st.builtin_config,
+		      "generation", (json_int_t)st.generation,
 		      "queues", queues);
 	if (!o)
 		return -ENOMEM;
@@ -96,7 +98,7 @@ static json_t *stats_row_json(const struct stats_row *w)
 	return o;
 }
 
-static int cmd_stats(struct nfqd *d, json_t **out)
+static int cmd_stats(const struct ctl_ops *ops, json_t **out)
 {
 	struct stats_row *rows;
 	json_t *queues;
@@ -145,8 +147,9 @@ static json_t *hook_json(const struct policy *p, enum conf_hook_id h)
 			 "rules", rules);
 }
 
-static int cmd_rules(struct nfqd *d, json_t **out)
+static int cmd_rules(const struct ctl_ops *ops, json_t **out)
 {
+	struct ctl_status st;
 	struct policy *p;
 	json_t *hooks = json_array();
 
@@ -162,7 +165,8 @@ static int cmd_rules(struct nfqd *d, json_t **out)
 		}
 	}
 	rcu_read_unlock();
-	*out = json_pack("{s:I, s:o}", "generation", (json_int_t)d->generation,
+	ops->status(ops->ctx, &st);
+	*out = json_pack("{s:I, s:o}", "generation", (json_int_t)st.generation,
 			 "hooks", hooks);
 	return *out ? 0 : -ENOMEM;
 }
@@ -193,28 +197,30 @@ static json_t *reload_error_json(const char *errors, int err)
 	return o;
 }
 
-static int cmd_reload(struct nfqd *d, json_t **out)
+static int cmd_reload(const struct ctl_ops *ops, json_t **out)
 {
+	struct ctl_status st;
 	char *errors = NULL;
 	int ret;
 
-	ret = nfqd_reload(d, &errors);
+	ret = ops->reload(ops->ctx, &errors);
+	ops->status(ops->ctx, &st);
 	if (ret < 0) {
 		*out = reload_error_json(errors, ret);
 		log_err("control: reload failed, keeping generation %llu: %s",
-			(unsigned long long)d->generation,
+			(unsigned long long)st.generation,
 			json_string_value(json_object_get(*out, "error")));
 		free(errors);
 		return *out ? 1 : -ENOMEM;
 	}
 	free(errors);
-	*out = json_pack("{s:I}", "generation", (json_int_t)d->generation);
+	*out = json_pack("{s:I}", "generation", (json_int_t)st.generation);
 	return *out ? 0 : -ENOMEM;
 }
 
-static int cmd_counters_reset(struct nfqd *d, json_t **out)
+static int cmd_counters_reset(const struct ctl_ops *ops, json_t **out)
 {
-	nfqd_counters_reset(d);
+	ops->counters_reset(ops->ctx);
 	log_info("control: counters reset");
 	*out = json_pack("{s:b}", "reset", 1);
 	return *out ? 0 : -ENOMEM;
@@ -224,7 +230,7 @@ static int cmd_counters_reset(struct nfqd *d, json_t **out)
 static const struct ctl_cmd {
 	const char *name;
 	const char *sub;	/* required second word, or NULL for none */
-	int (*run)(struct nfqd *d, json_t **out);
+	int (*run)(const struct ctl_ops *ops, json_t **out);
 } commands[] = {
 	{ "status", NULL, cmd_status },
 	{ "stats", NULL, cmd_stats },
@@ -248,7 +254,8 @@ static const struct ctl_cmd *cmd_find(const struct proto_request *r)
 	return NULL;
 }
 
-int ctl_cmd_run(struct nfqd *d, const struct proto_request *r, json_t **out)
+int ctl_cmd_run(const struct ctl_ops *ops, const struct proto_request *r,
+		json_t **out)
 {
 	const struct ctl_cmd *c = cmd_find(r);
 	int ret;
@@ -260,7 +267,7 @@ int ctl_cmd_run(struct nfqd *d, const struct proto_request *r, json_t **out)
 				      r->argc > 1 ? r->argv[1] : "");
 		return PROTO_ST_UNKNOWN;
 	}
-	ret = c->run(d, out);
+	ret = c->run(ops, out);
 	if (ret == 0)
 		return PROTO_ST_OK;
 	if (ret > 0)

@@ -21,7 +21,7 @@
 #include <urcu-qsbr.h>
 
 #include "conf.h"
-#include "ctl.h"
+#include "ctl_cmd.h"
 #include "daemon.h"
 #include "ifcache.h"
 #include "log.h"
@@ -275,6 +275,7 @@ static int start_queues(struct nfqd *d, const uint16_t *nums, unsigned n)
 		free(r);
 		return -EINVAL;
 	}
+	policy_use_ifcache(p, d->ifc);
 	/* Packets can arrive as soon as a queue is bound, and are judged
 	 * while waiting for the kernel's ACKs: publish the policy first. */
 	registry_publish_policy(p);
@@ -409,7 +410,6 @@ int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 {
 	uint16_t *nums = NULL;
 	char *errors = NULL;
-	bool created;
 	int n, rc;
 
 	d->pid = getpid();
@@ -443,25 +443,29 @@ int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 		return n;
 	}
 	/* Packets are judged from the first bind on: names first. */
-	rc = ifcache_start(d->loop);
+	rc = ifcache_start(d->loop, &d->ifc);
 	if (rc == 0)
 		rc = start_queues(d, nums, (unsigned)n);
 	free(nums);
 	if (rc < 0)
 		return rc;
 	d->generation = 1;
-	created = !dir_exists(d->conf->opts.stats_file);
-	rc = ctl_start(d, &d->ctl);
-	if (rc == 0)
-		rc = stats_start(d, &d->stats);
-	if (rc == 0)
-		rc = drop_privileges(&d->conf->opts, created);
+	d->nqueues = (unsigned)n;
+	d->stats_dir_created = !dir_exists(d->conf->opts.stats_file);
+	return 0;
+}
+
+int nfqd_serve(struct nfqd *d)
+{
+	int rc;
+
+	rc = drop_privileges(&d->conf->opts, d->stats_dir_created);
 	if (rc == 0)
 		rc = start_workers();
 	if (rc < 0)
 		return rc;
-	log_info("started: %d queues, config %s, generation 1", n,
-		 builtin ? "built-in" : config_path);
+	log_info("started: %u queues, config %s, generation 1", d->nqueues,
+		 d->builtin_config ? "built-in" : d->config_path);
 	notify_status(d, "READY=1\n");
 	return 0;
 }
@@ -476,6 +480,25 @@ struct reload_plan {
 	bool opened[NFQD_MAX_QUEUES];	/* next->q[i] newly opened */
 	bool used[NFQD_MAX_QUEUES];	/* slots in use during the switch */
 };
+
+/* Queue NUM in R (ascending queue numbers), or NULL. */
+static struct queue *find_queue(const struct registry *r, uint16_t num)
+{
+	unsigned lo = 0, hi = r->n;
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		uint16_t n = queue_num(r->q[mid]);
+
+		if (n == num)
+			return r->q[mid];
+		if (n < num)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
 
 /* Keep the queues that stay, open the new ones (workers not started). */
 static int plan_queues(const struct conf *nc, const uint16_t *nums,
@@ -497,7 +520,7 @@ static int plan_queues(const struct conf *nc, const uint16_t *nums,
 			pl->removed[pl->n_removed++] = cur->q[i];
 	}
 	for (unsigned i = 0; i < n && rc == 0; i++) {
-		pl->next->q[i] = registry_find(cur, nums[i]);
+		pl->next->q[i] = find_queue(cur, nums[i]);
 		if (pl->next->q[i])
 			continue;
 		rc = queue_open(&pl->next->q[i], nums[i],
@@ -633,6 +656,7 @@ static int reload_with(struct nfqd *d, struct conf *nc, char **errors)
 		abort_plan(&pl);
 		return -EINVAL;
 	}
+	policy_use_ifcache(p, d->ifc);
 	kflags = policy_kernel_flags(p);
 	rc = check_kflags(d, p, errors);
 	if (rc == 0)
@@ -670,7 +694,7 @@ int nfqd_reload(struct nfqd *d, char **errors)
 	d->generation++;
 	if (!d->debug)
 		log_set_level(nc->opts.log_level);
-	stats_reconfigure(d->stats);
+	stats_reconfigure(d->stats, &d->conf->opts);
 	log_info("reloaded %s: generation %llu, %u queues",
 		 d->builtin_config ? "built-in config" : d->config_path,
 		 (unsigned long long)d->generation, registry_get()->n);
@@ -732,31 +756,56 @@ static void free_queues(void)
 		queue_free(qs[i]);
 }
 
-static void nfqd_shutdown(struct nfqd *d)
+void nfqd_stop(struct nfqd *d)
 {
-	sd_notify(0, "STOPPING=1");
 	ev_timer_stop(d->loop, &log_timer);
-	if (d->ctl)
-		ctl_stop(d->ctl);
-	d->ctl = NULL;
 	shutdown_queues();
 	free_queues();
-	if (d->stats)
-		stats_stop(d->stats);
-	d->stats = NULL;
-	ifcache_stop();
 	log_rings_flush();
 	policy_free(registry_publish_policy(NULL));
+	ifcache_free(d->ifc);
+	d->ifc = NULL;
 	conf_free(d->conf);
 	d->conf = NULL;
 }
 
-int nfqd_run(struct nfqd *d)
+void nfqd_run(struct nfqd *d)
 {
 	ev_run(d->loop, 0);
-	nfqd_shutdown(d);
-	log_info("stopped");
-	return 0;
+	sd_notify(0, "STOPPING=1");
+}
+
+/* ------------------------------------------------------------------ */
+/* the control commands' view of the daemon (ctl_cmd.h)                */
+
+static void ctl_status_of(void *ctx, struct ctl_status *out)
+{
+	const struct nfqd *d = ctx;
+	double up = ev_now(d->loop) - d->start_time;
+
+	out->pid = d->pid;
+	out->uptime = up > 0 ? up : 0;
+	out->config_path = d->config_path;
+	out->builtin_config = d->builtin_config;
+	out->generation = d->generation;
+}
+
+static int ctl_reload(void *ctx, char **errors)
+{
+	return nfqd_reload(ctx, errors);
+}
+
+static void ctl_counters_reset(void *ctx)
+{
+	nfqd_counters_reset(ctx);
+}
+
+void nfqd_ctl_ops(struct nfqd *d, struct ctl_ops *ops)
+{
+	ops->ctx = d;
+	ops->status = ctl_status_of;
+	ops->reload = ctl_reload;
+	ops->counters_reset = ctl_counters_reset;
 }
 
 /* ------------------------------------------------------------------ */

@@ -30,27 +30,28 @@ struct iftab {
 	struct ifent e[];
 };
 
-static struct iftab *published;
-
-/* The main thread's working copy, rebuilt into a table on change. */
-static struct ifent *links;
-static unsigned n_links, cap_links;
-
-static struct mnl_socket *mon;
-static struct ev_io mon_io;
-static struct ev_loop *mon_loop;
+struct ifcache {
+	struct iftab *published;	/* what readers see (RCU) */
+	/* The main thread's working copy, rebuilt into a table on change. */
+	struct ifent *links;
+	unsigned n_links, cap_links;
+	struct mnl_socket *mon;		/* link notifications */
+	struct ev_io mon_io;
+	struct ev_loop *mon_loop;
+	bool resync_owed;		/* notifications lost, or a dump failed */
+};
 
 static unsigned slot_of(uint32_t ifindex, unsigned mask)
 {
 	return (unsigned)((ifindex * 0x9e3779b1u) >> 7) & mask;
 }
 
-static void publish(void)
+static void publish(struct ifcache *c)
 {
 	unsigned size = 16;
 	struct iftab *t, *old;
 
-	while (size < n_links * 2)
+	while (size < c->n_links * 2)
 		size *= 2;
 	t = calloc(1, sizeof(*t) + size * sizeof(t->e[0]));
 	if (!t) {
@@ -58,14 +59,14 @@ static void publish(void)
 		return;
 	}
 	t->mask = size - 1;
-	for (unsigned i = 0; i < n_links; i++) {
-		unsigned s = slot_of(links[i].ifindex, t->mask);
+	for (unsigned i = 0; i < c->n_links; i++) {
+		unsigned s = slot_of(c->links[i].ifindex, t->mask);
 
 		while (t->e[s].ifindex)
 			s = (s + 1) & t->mask;
-		t->e[s] = links[i];
+		t->e[s] = c->links[i];
 	}
-	old = rcu_publish_ptr(&published, t);
+	old = rcu_publish_ptr(&c->published, t);
 	if (old) {
 		synchronize_rcu();
 		free(old);
@@ -73,57 +74,57 @@ static void publish(void)
 }
 
 /* Set (NAME) or remove (NULL) IFINDEX in the working copy. */
-static bool update(uint32_t ifindex, const char *name)
+static bool update(struct ifcache *c, uint32_t ifindex, const char *name)
 {
 	unsigned i;
 
-	for (i = 0; i < n_links; i++)
-		if (links[i].ifindex == ifindex)
+	for (i = 0; i < c->n_links; i++)
+		if (c->links[i].ifindex == ifindex)
 			break;
 	if (!name) {
-		if (i == n_links)
+		if (i == c->n_links)
 			return false;
-		links[i] = links[--n_links];
+		c->links[i] = c->links[--c->n_links];
 		return true;
 	}
-	if (i == n_links) {
-		if (n_links == cap_links) {
-			unsigned nc = cap_links ? cap_links * 2 : 32;
-			struct ifent *n = realloc(links, nc * sizeof(*n));
+	if (i == c->n_links) {
+		if (c->n_links == c->cap_links) {
+			unsigned nc = c->cap_links ? c->cap_links * 2 : 32;
+			struct ifent *n = realloc(c->links, nc * sizeof(*n));
 
 			if (!n)
 				return false;
-			links = n;
-			cap_links = nc;
+			c->links = n;
+			c->cap_links = nc;
 		}
-		n_links++;
-	} else if (!strncmp(links[i].name, name, IFNAMSIZ)) {
+		c->n_links++;
+	} else if (!strncmp(c->links[i].name, name, IFNAMSIZ)) {
 		return false;
 	}
-	links[i].ifindex = ifindex;
-	strncpy(links[i].name, name, IFNAMSIZ - 1);
-	links[i].name[IFNAMSIZ - 1] = '\0';
+	c->links[i].ifindex = ifindex;
+	strncpy(c->links[i].name, name, IFNAMSIZ - 1);
+	c->links[i].name[IFNAMSIZ - 1] = '\0';
 	return true;
 }
 
-int ifcache_set(uint32_t ifindex, const char *name)
+int ifcache_set(struct ifcache *c, uint32_t ifindex, const char *name)
 {
 	if (!ifindex)
 		return -EINVAL;
-	if (update(ifindex, name) || !published)
-		publish();
+	if (update(c, ifindex, name) || !c->published)
+		publish(c);
 	return 0;
 }
 
-bool ifcache_name(uint32_t ifindex, char *name)
+bool ifcache_name(const struct ifcache *c, uint32_t ifindex, char *name)
 {
 	struct iftab *t;
 	bool found = false;
 
-	if (!ifindex)
+	if (!c || !ifindex)
 		return false;
 	rcu_read_lock();
-	t = rcu_read_ptr(published);
+	t = rcu_read_ptr(c->published);
 	if (t) {
 		for (unsigned s = slot_of(ifindex, t->mask); t->e[s].ifindex;
 		     s = (s + 1) & t->mask) {
@@ -139,12 +140,18 @@ bool ifcache_name(uint32_t ifindex, char *name)
 }
 
 /* One RTM_NEWLINK / RTM_DELLINK: a change to the working copy. */
+/* What link_cb works on. */
+struct link_walk {
+	struct ifcache *c;
+	bool changed;
+};
+
 static int link_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct ifinfomsg *ifm = mnl_nlmsg_get_payload(nlh);
 	const struct nlattr *a;
 	const char *name = NULL;
-	bool *changed = data;
+	struct link_walk *w = data;
 
 	if (nlh->nlmsg_type != RTM_NEWLINK && nlh->nlmsg_type != RTM_DELLINK)
 		return MNL_CB_OK;
@@ -157,21 +164,21 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 			name = mnl_attr_get_str(a);
 	}
 	if (nlh->nlmsg_type == RTM_DELLINK)
-		*changed |= update((uint32_t)ifm->ifi_index, NULL);
+		w->changed |= update(w->c, (uint32_t)ifm->ifi_index, NULL);
 	else if (name)
-		*changed |= update((uint32_t)ifm->ifi_index, name);
+		w->changed |= update(w->c, (uint32_t)ifm->ifi_index, name);
 	return MNL_CB_OK;
 }
 
 /* Read every link with a blocking dump on a socket of its own. */
-static int dump_links(void)
+static int dump_links(struct ifcache *c)
 {
 	char buf[NL_BUF_SIZE];
 	struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct rtgenmsg *rt;
 	uint32_t seq = (uint32_t)time(NULL), portid;
-	bool changed = false;
+	struct link_walk w = { .c = c };
 	int ret = -EIO;
 	ssize_t n;
 
@@ -187,17 +194,16 @@ static int dump_links(void)
 	rt->rtgen_family = AF_UNSPEC;
 	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
 		goto out_errno;
-	n_links = 0;
+	c->n_links = 0;
 	while ((n = mnl_socket_recvfrom(nl, buf, sizeof(buf))) > 0) {
-		ret = mnl_cb_run(buf, (size_t)n, seq, portid, link_cb,
-				 &changed);
+		ret = mnl_cb_run(buf, (size_t)n, seq, portid, link_cb, &w);
 		if (ret <= MNL_CB_STOP)
 			break;
 	}
 	if (n < 0 || ret < 0)
 		goto out_errno;
 	mnl_socket_close(nl);
-	publish();
+	publish(c);
 	return 0;
 out_errno:
 	ret = errno ? -errno : -EIO;
@@ -205,17 +211,16 @@ out_errno:
 	return ret;
 }
 
-/* A dump is owed: notifications were lost, or the last dump failed. */
-static bool resync_owed;
-
-static void mon_cb(struct ev_loop *loop, struct ev_io *w, int revents)
+static void mon_cb(struct ev_loop *loop, struct ev_io *io, int revents)
 {
+	struct ifcache *c = io->data;
+	struct link_walk w = { .c = c };
 	char buf[NL_BUF_SIZE];
-	bool changed = false, overrun = false;
+	bool overrun = false;
 	ssize_t n;
 
 	for (;;) {
-		n = mnl_socket_recvfrom(mon, buf, sizeof(buf));
+		n = mnl_socket_recvfrom(c->mon, buf, sizeof(buf));
 		if (n == 0)
 			break;
 		if (n < 0) {
@@ -227,63 +232,74 @@ static void mon_cb(struct ev_loop *loop, struct ev_io *w, int revents)
 				continue;
 			break;
 		}
-		mnl_cb_run(buf, (size_t)n, 0, 0, link_cb, &changed);
+		mnl_cb_run(buf, (size_t)n, 0, 0, link_cb, &w);
 	}
 	if (overrun)
 		log_warn("ifcache: link notifications lost (rtnetlink socket overrun): reading every link again");
-	if (overrun || resync_owed) {
+	if (overrun || c->resync_owed) {
 		/* Missed notifications: the only cure is a new dump. */
-		int err = dump_links();
+		int err = dump_links(c);
 
-		resync_owed = err != 0;
+		c->resync_owed = err != 0;
 		if (err)
 			log_warn("ifcache: link dump failed (%s)",
 				 strerror(-err));
-	} else if (changed) {
-		publish();
+	} else if (w.changed) {
+		publish(c);
 	}
 }
 
-int ifcache_start(struct ev_loop *loop)
+struct ifcache *ifcache_new(void)
 {
+	return calloc(1, sizeof(struct ifcache));
+}
+
+int ifcache_start(struct ev_loop *loop, struct ifcache **out)
+{
+	struct ifcache *c = ifcache_new();
 	int err;
 
-	mon = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (!mon)
-		return -errno;
-	/* Subscribe before the dump so no change falls between the two. */
-	if (mnl_socket_bind(mon, RTMGRP_LINK, MNL_SOCKET_AUTOPID) < 0) {
+	if (!c)
+		return -ENOMEM;
+	c->mon = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (!c->mon) {
 		err = -errno;
 		goto fail;
 	}
-	err = dump_links();
+	/* Subscribe before the dump so no change falls between the two. */
+	if (mnl_socket_bind(c->mon, RTMGRP_LINK, MNL_SOCKET_AUTOPID) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	err = dump_links(c);
 	if (err)
 		goto fail;
-	mon_loop = loop;
-	ev_io_init(&mon_io, mon_cb, mnl_socket_get_fd(mon), EV_READ);
-	ev_io_start(loop, &mon_io);
+	c->mon_loop = loop;
+	ev_io_init(&c->mon_io, mon_cb, mnl_socket_get_fd(c->mon), EV_READ);
+	c->mon_io.data = c;
+	ev_io_start(loop, &c->mon_io);
+	*out = c;
 	return 0;
 fail:
-	mnl_socket_close(mon);
-	mon = NULL;
+	ifcache_free(c);
 	return err;
 }
 
-void ifcache_stop(void)
+void ifcache_free(struct ifcache *c)
 {
 	struct iftab *old;
 
-	if (mon) {
-		ev_io_stop(mon_loop, &mon_io);
-		mnl_socket_close(mon);
-		mon = NULL;
-	}
-	old = rcu_publish_ptr(&published, (struct iftab *)NULL);
+	if (!c)
+		return;
+	if (c->mon_loop)
+		ev_io_stop(c->mon_loop, &c->mon_io);
+	if (c->mon)
+		mnl_socket_close(c->mon);
+	old = rcu_publish_ptr(&c->published, (struct iftab *)NULL);
 	if (old) {
 		synchronize_rcu();
 		free(old);
 	}
-	free(links);
-	links = NULL;
-	n_links = cap_links = 0;
+	free(c->links);
+	free(c);
 }

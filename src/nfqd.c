@@ -1,4 +1,7 @@
-/* nfqd.c - the daemon's command line; the work is in libnfqd (daemon.c). */
+/*
+ * nfqd.c - the daemon's command line, and main(): composes the daemon
+ * (daemon.c), the control socket (ctl.c) and the stats writer (stats.c).
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -11,8 +14,11 @@
 
 #include "config.h"
 #include "conf.h"
+#include "ctl.h"
+#include "ctl_cmd.h"
 #include "daemon.h"
 #include "log.h"
+#include "stats.h"
 
 static void usage(FILE *out)
 {
@@ -40,6 +46,33 @@ static void block_signals(void)
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Start the daemon and its two servers, run until told to stop, stop them
+ * in reverse: the control socket first (no command sees a daemon half
+ * gone), the stats file last (its final numbers include every verdict). */
+static int run_daemon(struct nfqd *d, const char *path, bool builtin)
+{
+	struct ctl_ops ops;
+	struct ctl *ctl = NULL;
+	int rc;
+
+	nfqd_ctl_ops(d, &ops);
+	rc = nfqd_start(d, path, builtin);
+	if (rc == 0)
+		rc = ctl_start(d->loop, &d->conf->opts, &ops, &ctl);
+	if (rc == 0)
+		rc = stats_start(d->loop, &d->conf->opts, &d->stats);
+	if (rc == 0)
+		rc = nfqd_serve(d);
+	if (rc < 0)
+		return 1;
+	nfqd_run(d);
+	ctl_stop(ctl);
+	nfqd_stop(d);
+	stats_stop(d->stats);
+	log_info("stopped");
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -98,7 +131,5 @@ int main(int argc, char **argv)
 
 	block_signals();
 	rcu_register_thread();
-	if (nfqd_start(&d, path, builtin) < 0)
-		return 1;
-	return nfqd_run(&d);
+	return run_daemon(&d, path, builtin);
 }

@@ -1,4 +1,4 @@
-/* parser.y - the config grammar (interface.md §3); checks in conf_*.c. */
+/* parser.y - the config grammar (nfqd.conf(5)); checks in conf_*.c. */
 %define api.pure full
 %define api.prefix {nfqd_yy}
 %define api.token.prefix {TOK_}

@@ -553,6 +553,11 @@ char *policy_warnings(const struct conf *c)
 	return e.buf;
 }
 
+void policy_use_ifcache(struct policy *p, const struct ifcache *ifc)
+{
+	p->ifc = ifc;
+}
+
 void policy_free(struct policy *p)
 {
 	if (!p)

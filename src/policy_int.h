@@ -77,6 +77,7 @@ struct policy {
 	struct limiter *lims;
 	unsigned n_lims;
 	struct log_limit *lls;
+	const struct ifcache *ifc;	/* interface names; NULL: none known */
 	uint32_t bypass_mark;
 	uint32_t incomplete_verdict;	/* NF_DROP or NF_ACCEPT */
 	uint32_t kflags;

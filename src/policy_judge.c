@@ -48,13 +48,13 @@ static bool limiter_take(struct limiter *l)
  * path makes no system call. Unknown to the cache (just created, or the
  * cache not started): INCOMPLETE.
  */
-static enum pkt_state dev_name(uint32_t ifindex, bool present,
-			       char name[IF_NAMESIZE])
+static enum pkt_state dev_name(const struct ifcache *ifc, uint32_t ifindex,
+			       bool present, char name[IF_NAMESIZE])
 {
 	name[0] = '\0';
 	if (!present || !ifindex)
 		return PKT_PRESENT;
-	return ifcache_name(ifindex, name) ? PKT_PRESENT : PKT_INCOMPLETE;
+	return ifcache_name(ifc, ifindex, name) ? PKT_PRESENT : PKT_INCOMPLETE;
 }
 
 static uint32_t get32(const uint8_t *b)
@@ -122,8 +122,8 @@ static bool match_th(const struct cmatch *m, const struct pkt *pkt,
  * The match holds, before negation, when *ST is PKT_PRESENT; otherwise
  * the field is ABSENT or INCOMPLETE and the result means nothing.
  */
-static bool match_value(const struct cmatch *m, const struct pkt *pkt,
-			enum pkt_state *st)
+static bool match_value(const struct policy *p, const struct cmatch *m,
+			const struct pkt *pkt, enum pkt_state *st)
 {
 	char name[IF_NAMESIZE];
 
@@ -154,10 +154,12 @@ static bool match_value(const struct cmatch *m, const struct pkt *pkt,
 	case MATCH_ICMPV6_TYPE:
 		return match_th(m, pkt, st);
 	case MATCH_IIFNAME:
-		*st = dev_name(pkt->indev, pkt->flags & PKT_HAS_INDEV, name);
+		*st = dev_name(p->ifc, pkt->indev,
+			       pkt->flags & PKT_HAS_INDEV, name);
 		return set_has_str(m->set, name);
 	case MATCH_OIFNAME:
-		*st = dev_name(pkt->outdev, pkt->flags & PKT_HAS_OUTDEV, name);
+		*st = dev_name(p->ifc, pkt->outdev,
+			       pkt->flags & PKT_HAS_OUTDEV, name);
 		return set_has_str(m->set, name);
 	case MATCH_META_MARK:
 		/* No NFQA_MARK attribute means the mark is 0. */
@@ -196,7 +198,8 @@ enum rule_result { RULE_FALSE, RULE_TRUE, RULE_UNKNOWN };
  * see makes the rule unknown, unless a later match is false; a limit
  * after it is not evaluated, so it takes no token for an unknown rule.
  */
-static enum rule_result rule_matches(const struct crule *r,
+static enum rule_result rule_matches(const struct policy *p,
+				     const struct crule *r,
 				     const struct pkt *pkt)
 {
 	bool unknown = false;
@@ -208,7 +211,7 @@ static enum rule_result rule_matches(const struct crule *r,
 
 		if (unknown && m->field == MATCH_LIMIT)
 			continue;
-		hit = match_value(m, pkt, &st);
+		hit = match_value(p, m, pkt, &st);
 		if (st == PKT_ABSENT)
 			return RULE_FALSE;
 		if (st == PKT_INCOMPLETE)
@@ -232,20 +235,22 @@ static uint64_t *slot_ctr(struct policy *p, unsigned slot)
 }
 
 /* A device for the log line: the cache's name, or "#INDEX". */
-static void log_dev(uint32_t ifindex, bool present, char name[IF_NAMESIZE])
+static void log_dev(const struct ifcache *ifc, uint32_t ifindex, bool present,
+		    char name[IF_NAMESIZE])
 {
-	if (dev_name(ifindex, present, name) == PKT_INCOMPLETE)
+	if (dev_name(ifc, ifindex, present, name) == PKT_INCOMPLETE)
 		snprintf(name, IF_NAMESIZE, "#%u", ifindex);
 }
 
-static void log_packet(const struct crule *r, const struct pkt *pkt)
+static void log_packet(const struct policy *p, const struct crule *r,
+		       const struct pkt *pkt)
 {
 	char in[IF_NAMESIZE], out[IF_NAMESIZE];
 	char src[INET6_ADDRSTRLEN] = "?", dst[INET6_ADDRSTRLEN] = "?";
 	char l4[48] = "";
 
-	log_dev(pkt->indev, pkt->flags & PKT_HAS_INDEV, in);
-	log_dev(pkt->outdev, pkt->flags & PKT_HAS_OUTDEV, out);
+	log_dev(p->ifc, pkt->indev, pkt->flags & PKT_HAS_INDEV, in);
+	log_dev(p->ifc, pkt->outdev, pkt->flags & PKT_HAS_OUTDEV, out);
 	if (pkt->l3 == PKT_PRESENT) {
 		inet_ntop(pkt->l3_family, pkt->saddr, src, sizeof(src));
 		inet_ntop(pkt->l3_family, pkt->daddr, dst, sizeof(dst));
@@ -267,7 +272,8 @@ static void log_packet(const struct crule *r, const struct pkt *pkt)
  * At most LOG_LINES_PER_SEC lines per rule and second, from all workers
  * together; the first line of a new second reports what was suppressed.
  */
-static void log_limited(const struct crule *r, const struct pkt *pkt)
+static void log_limited(const struct policy *p, const struct crule *r,
+			const struct pkt *pkt)
 {
 	struct log_limit *ll = r->ll;
 	uint64_t sec = now_ns(CLOCK_MONOTONIC_COARSE) / 1000000000ull;
@@ -297,7 +303,7 @@ static void log_limited(const struct crule *r, const struct pkt *pkt)
 				 "", conf_hook_name(r->hook), r->pos, r->where,
 				 (unsigned long long)lost);
 	}
-	log_packet(r, pkt);
+	log_packet(p, r, pkt);
 }
 
 static int family_index(const struct pkt *pkt)
@@ -317,7 +323,7 @@ static void apply_rule(struct policy *p, const struct crule *r,
 		       const struct pkt *pkt, struct decision *d)
 {
 	if (r->log)
-		log_limited(r, pkt);
+		log_limited(p, r, pkt);
 	d->verdict = r->verdict;
 	if (r->set_mark) {
 		d->set_mark = true;
@@ -350,7 +356,7 @@ void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
 	for (unsigned i = 0; f >= 0 && i < h->n_fam[f]; i++) {
 		const struct crule *r = h->fam[f][i];
 
-		switch (rule_matches(r, pkt)) {
+		switch (rule_matches(p, r, pkt)) {
 		case RULE_FALSE:
 			continue;
 		case RULE_UNKNOWN:

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include "rcu_publish.h"
 
-#include "queue.h"
 #include "registry.h"
 
 static struct registry empty_registry;
@@ -24,24 +23,6 @@ struct registry *registry_alloc(unsigned n)
 struct registry *registry_get(void)
 {
 	return rcu_read_ptr(current_registry);
-}
-
-struct queue *registry_find(const struct registry *r, uint16_t num)
-{
-	unsigned lo = 0, hi = r->n;
-
-	while (lo < hi) {
-		unsigned mid = (lo + hi) / 2;
-		uint16_t n = queue_num(r->q[mid]);
-
-		if (n == num)
-			return r->q[mid];
-		if (n < num)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
 }
 
 void registry_publish(struct registry *r)

@@ -16,7 +16,6 @@
 #include <urcu-qsbr.h>
 
 #include "conf.h"
-#include "daemon.h"
 #include "log.h"
 #include "queue.h"
 #include "registry.h"
@@ -26,7 +25,7 @@
 #define STATS_LINE_MAX	384	/* 9 u32, 10 u64, an int: < 330 bytes */
 
 struct stats {
-	struct nfqd *d;
+	struct ev_loop *loop;
 	ev_timer timer;
 	char *path;		/* the stats file */
 	char *tmpl;		/* DIR/.NAME.XXXXXX: the temporary files */
@@ -357,21 +356,22 @@ static int stats_set_path(struct stats *s, const char *path)
 	return 0;
 }
 
-static const char *opt_path(const struct nfqd *d)
+static const char *opt_path(const struct conf_options *o)
 {
-	const char *p = d->conf->opts.stats_file;
+	const char *p = o->stats_file;
 
 	return p && *p ? p : NFQD_DEFAULT_STATS;
 }
 
-static uint32_t opt_interval(const struct nfqd *d)
+static uint32_t opt_interval(const struct conf_options *o)
 {
-	uint32_t iv = d->conf->opts.stats_interval;
+	uint32_t iv = o->stats_interval;
 
 	return iv ? iv : 1;
 }
 
-int stats_start(struct nfqd *d, struct stats **out)
+int stats_start(struct ev_loop *loop, const struct conf_options *o,
+		struct stats **out)
 {
 	struct stats *s;
 	int ret;
@@ -379,35 +379,35 @@ int stats_start(struct nfqd *d, struct stats **out)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->d = d;
-	ret = stats_set_path(s, opt_path(d));
+	s->loop = loop;
+	ret = stats_set_path(s, opt_path(o));
 	if (ret == 0)
 		ret = stats_mkdir_parent(s->path);
 	if (ret < 0) {
 		log_err("stats: cannot create the directory of %s (%s)",
-			opt_path(d), strerror(-ret));
+			opt_path(o), strerror(-ret));
 		free(s->path);
 		free(s->tmpl);
 		free(s);
 		return ret;
 	}
-	s->interval = opt_interval(d);
+	s->interval = opt_interval(o);
 	ev_timer_init(&s->timer, stats_timer_cb, s->interval, s->interval);
 	s->timer.data = s;
-	ev_timer_start(d->loop, &s->timer);
+	ev_timer_start(loop, &s->timer);
 	stats_update(s);
 	*out = s;
 	return 0;
 }
 
-void stats_reconfigure(struct stats *s)
+void stats_reconfigure(struct stats *s, const struct conf_options *o)
 {
 	const char *path;
 	uint32_t iv;
 
 	if (!s)
 		return;
-	path = opt_path(s->d);
+	path = opt_path(o);
 	if (strcmp(path, s->path) != 0) {
 		char *old = strdup(s->path);
 
@@ -418,12 +418,12 @@ void stats_reconfigure(struct stats *s)
 		free(old);
 		stats_mkdir_parent(s->path);
 	}
-	iv = opt_interval(s->d);
+	iv = opt_interval(o);
 	if (iv != s->interval) {
 		s->interval = iv;
-		ev_timer_stop(s->d->loop, &s->timer);
+		ev_timer_stop(s->loop, &s->timer);
 		ev_timer_set(&s->timer, iv, iv);
-		ev_timer_start(s->d->loop, &s->timer);
+		ev_timer_start(s->loop, &s->timer);
 	}
 	stats_update(s);
 }
@@ -432,7 +432,7 @@ void stats_stop(struct stats *s)
 {
 	if (!s)
 		return;
-	ev_timer_stop(s->d->loop, &s->timer);
+	ev_timer_stop(s->loop, &s->timer);
 	unlink(s->path);
 	free(s->path);
 	free(s->tmpl);

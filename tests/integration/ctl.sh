@@ -1,6 +1,6 @@
 #!/bin/sh
 # ctl.sh - nfqd-ctl's commands, options, outputs and exit statuses
-# (interface.md §1): status, reload (good, bad, SIGHUP), rules, usage
+# (nfqd-ctl(8)): status, reload (good, bad, SIGHUP), rules, usage
 # errors (2), an unreachable daemon (3), the socket's mode and removal.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/integration/ctl_lib.sh"

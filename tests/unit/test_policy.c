@@ -166,6 +166,10 @@ static void free_conf(struct conf *c)
 	free(c);
 }
 
+/* The interface names the policies built here read (the daemon's
+ * struct nfqd owns its own, fed by rtnetlink). */
+static struct ifcache *names;
+
 static struct policy *build(struct conf *c, unsigned nslots)
 {
 	char *err = NULL;
@@ -174,6 +178,7 @@ static struct policy *build(struct conf *c, unsigned nslots)
 	if (!p)
 		fail_msg("policy_build: %s", err);
 	free(err);
+	policy_use_ifcache(p, names);
 	return p;
 }
 
@@ -436,11 +441,12 @@ static void test_interfaces(void **state)
 	struct pkt k;
 	char name[16];
 
-	assert_false(ifcache_name(900, name));	/* before any start */
-	ifcache_set(900, "lan0");
-	ifcache_set(901, "wan0");
-	ifcache_set(902, "veth7");
-	assert_true(ifcache_name(900, name));
+	assert_false(ifcache_name(NULL, 900, name));	/* no cache */
+	assert_false(ifcache_name(names, 900, name));	/* not yet known */
+	ifcache_set(names, 900, "lan0");
+	ifcache_set(names, 901, "wan0");
+	ifcache_set(names, 902, "veth7");
+	assert_true(ifcache_name(names, 900, name));
 	assert_string_equal(name, "lan0");
 
 	r = rule(c, HOOK_FORWARD, VERDICT_DROP, "iifname \"wan0\" drop");
@@ -466,11 +472,11 @@ static void test_interfaces(void **state)
 	k.outdev = 902;
 	assert_int_equal(judge(p, &k), NF_REPEAT);
 	/* Renames are followed: the match is by name. */
-	ifcache_set(902, "eth9");
+	ifcache_set(names, 902, "eth9");
 	assert_int_equal(judge(p, &k), NF_ACCEPT);
-	ifcache_set(900, "wan0");
+	ifcache_set(names, 900, "wan0");
 	assert_int_equal(judge(p, &k), NF_DROP);
-	ifcache_set(900, "lan0");
+	ifcache_set(names, 900, "lan0");
 
 	/* Output hook: no input device, "iifname != lan0" holds (nft). */
 	k = mkpkt(HOOK_OUTPUT, TCP4("1.1.1.1", "2.2.2.2", 1, 2));
@@ -480,8 +486,8 @@ static void test_interfaces(void **state)
 	k.flags |= PKT_HAS_INDEV;
 	k.indev = 900;
 	assert_int_equal(judge(p, &k), NF_ACCEPT);
-	ifcache_set(900, NULL);
-	assert_false(ifcache_name(900, name));
+	ifcache_set(names, 900, NULL);
+	assert_false(ifcache_name(names, 900, name));
 	policy_free(p);
 	free_conf(c);
 }
@@ -731,7 +737,7 @@ static void test_sets_and_files(void **state)
 	assert_int_equal(judge(p, &k), NF_ACCEPT);
 	k = mkpkt(HOOK_INPUT, UDP4("1.1.1.1", "1.1.1.1", 1, 8081));
 	assert_int_equal(judge(p, &k), NF_REPEAT);
-	ifcache_set(910, "ppp0");
+	ifcache_set(names, 910, "ppp0");
 	k = mkpkt(HOOK_INPUT, TCP4("1.1.1.1", "1.1.1.1", 1, 2));
 	k.flags |= PKT_HAS_INDEV;
 	k.indev = 910;
@@ -1146,8 +1152,8 @@ static void test_unknown_meta(void **state)
 	match(r, MATCH_CT_STATE, false)->flags = CT_STATE_INVALID;
 	p = build(c, 1);
 
-	ifcache_set(920, "wan1");
-	ifcache_set(921, "lan1");
+	ifcache_set(names, 920, "wan1");
+	ifcache_set(names, 921, "lan1");
 	k = mk4(HOOK_FORWARD, "192.0.2.1", IPPROTO_UDP, 9, 5, 8, 0, 0);
 	k.flags |= PKT_HAS_INDEV | PKT_HAS_OUTDEV;
 	k.indev = 920;
@@ -1164,8 +1170,8 @@ static void test_unknown_meta(void **state)
 	/* No output device: its name is "", and "!= lan1" holds. */
 	k.flags &= ~(uint32_t)PKT_HAS_OUTDEV;
 	assert_decided(judged(p, &k), NF_REPEAT);
-	ifcache_set(920, NULL);
-	ifcache_set(921, NULL);
+	ifcache_set(names, 920, NULL);
+	ifcache_set(names, 921, NULL);
 
 	/* ct state: asked for and none is invalid (pktmsg.c); not known
 	 * at all is unknown. */
@@ -1222,12 +1228,13 @@ static void test_copy_warnings(void **state)
 }
 
 /* Run LOOP until ifcache maps IFINDEX to WANT (NULL: unknown); 2 s max. */
-static bool wait_name(struct ev_loop *loop, unsigned ifindex, const char *want)
+static bool wait_name(struct ev_loop *loop, const struct ifcache *ifc,
+		      unsigned ifindex, const char *want)
 {
 	char name[IF_NAMESIZE];
 
 	for (int i = 0; i < 200; i++) {
-		bool known = ifcache_name(ifindex, name);
+		bool known = ifcache_name(ifc, ifindex, name);
 
 		if (want ? known && !strcmp(name, want) : !known)
 			return true;
@@ -1244,42 +1251,44 @@ static bool wait_name(struct ev_loop *loop, unsigned ifindex, const char *want)
 static void test_ifcache_netlink(void **state)
 {
 	struct ev_loop *loop;
+	struct ifcache *ifc = NULL;
 	unsigned idx;
 	char name[IF_NAMESIZE];
 
 	if (unshare(CLONE_NEWNET) < 0)
 		skip();
 	loop = ev_loop_new(EVFLAG_AUTO);
-	assert_int_equal(ifcache_start(loop), 0);
-	assert_true(ifcache_name(1, name));
+	assert_int_equal(ifcache_start(loop, &ifc), 0);
+	assert_true(ifcache_name(ifc, 1, name));
 	assert_string_equal(name, "lo");
 	if (system("ip link add nfqdt0 type veth peer name nfqdt1 "
 		   ">/dev/null 2>&1") != 0) {
-		ifcache_stop();
+		ifcache_free(ifc);
 		ev_loop_destroy(loop);
 		skip();
 	}
 	idx = if_nametoindex("nfqdt0");
 	assert_true(idx > 0);
-	assert_true(wait_name(loop, idx, "nfqdt0"));
+	assert_true(wait_name(loop, ifc, idx, "nfqdt0"));
 	assert_int_equal(system("ip link set nfqdt0 name nfqdrn"), 0);
-	assert_true(wait_name(loop, idx, "nfqdrn"));
+	assert_true(wait_name(loop, ifc, idx, "nfqdrn"));
 	assert_int_equal(system("ip link del nfqdrn"), 0);
-	assert_true(wait_name(loop, idx, NULL));
-	ifcache_stop();
-	assert_false(ifcache_name(1, name));
+	assert_true(wait_name(loop, ifc, idx, NULL));
+	ifcache_free(ifc);
 	ev_loop_destroy(loop);
 }
 
 static int setup(void **state)
 {
-	return mkdtemp(tmpdir) ? 0 : -1;
+	names = ifcache_new();
+	return names && mkdtemp(tmpdir) ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
 	char cmd[300];
 
+	ifcache_free(names);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	return system(cmd) == 0 ? 0 : -1;
 }

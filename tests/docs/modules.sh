@@ -1,0 +1,31 @@
+#!/bin/sh
+# modules.sh - the architecture claims of docs/architecture.md, from the
+# source: no include cycle between modules of different families, the
+# committed module graph (docs/modules.dot) is the one the includes give,
+# and no file refers to a document outside the repository.
+set -u
+top=${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+fail=0
+
+if ! python3 "$top/docs/modgraph.py" --check "$top"; then
+	echo "FAIL: include cycle (see above); docs/architecture.md, Modules"
+	fail=1
+fi
+if ! python3 "$top/docs/modgraph.py" "$top" | diff -u "$top/docs/modules.dot" -; then
+	echo "FAIL: docs/modules.dot is stale: run make docs and commit it"
+	fail=1
+fi
+# A release carries its own documentation: nothing may point outside it.
+hits=$(cd "$top" && grep -rlE 'interface\.md|\.\./shared|/work/' \
+	--include='*.[chly]' --include='*.sh' --include='*.md' \
+	--include='*.[58]' --include='*.am' --include='*.ac' --include='*.in' \
+	--include='*.py' --include='*.conf' src include man docs tests contrib \
+	systemd README.md Makefile.am configure.ac 2>/dev/null |
+	grep -v '^tests/docs/modules.sh$')
+if [ -n "$hits" ]; then
+	echo "FAIL: these files refer to documents outside the repository:"
+	echo "$hits"
+	fail=1
+fi
+[ $fail -eq 0 ] && echo "ok: no include cycle, module graph current, docs self-contained"
+exit $fail
