@@ -13,7 +13,8 @@ import sys
 
 GROUPS = [
     ("program", ("nfqd", "nfqd-ctl")),
-    ("daemon", ("daemon", "registry", "ifcache", "log")),
+    ("daemon", ("daemon", "registry", "ifcache", "log", "rcu_publish",
+                "tsan_urcu")),
     ("packet path", ("queue", "verdict", "pkt", "pktmsg", "policy",
                      "policy_judge", "policy_int", "policy_setfile",
                      "policy_index", "set")),
