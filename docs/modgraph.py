@@ -15,7 +15,7 @@ GROUPS = [
     ("program", ("nfqd", "nfqd-ctl")),
     ("daemon", ("daemon", "registry", "ifcache", "log", "rcu_publish",
                 "tsan_urcu")),
-    ("packet path", ("queue", "verdict", "pkt", "pktmsg", "policy",
+    ("packet path", ("queue", "queue_int", "queue_conf", "verdict", "pkt", "pktmsg", "policy",
                      "policy_judge", "policy_int", "policy_setfile",
                      "policy_index", "set")),
     ("config", ("conf", "conf_parse", "conf_build", "conf_elem",

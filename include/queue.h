@@ -30,15 +30,33 @@ struct queue_counters {
 };
 
 /*
- * Open a netlink socket, bind queue NUM and configure it from O (the
- * optional kernel flags come later, queue_set_kernel_flags()).
- * CPU is the CPU to pin the worker to, or -1. SLOT is the worker's index
- * for per-worker policy counters. Logs the reason and returns a negative
- * errno on failure (-EPERM: queue bound by another process or no
- * CAP_NET_ADMIN). Does not start the thread.
+ * Open a netlink socket and bind queue NUM configured from O with the
+ * optional kernel flags KFLAGS (NFQA_CFG_F_UID_GID, _CONNTRACK), all in
+ * one config message (queue_conf.c). CPU is the CPU to pin the worker to,
+ * or -1. SLOT is the worker's index for per-worker policy counters. Logs
+ * the reason and returns a negative errno on failure (-EPERM: queue bound
+ * by another process or no CAP_NET_ADMIN). Does not start the thread.
  */
 int queue_open(struct queue **out, uint16_t num, int cpu, unsigned slot,
-	       const struct conf_options *o);
+	       const struct conf_options *o, uint32_t kflags);
+
+/*
+ * As queue_open(), but with FD, a netlink socket a previous process bound
+ * queue NUM with (systemd's fd store): reconfigure the binding it holds
+ * (or bind anew if it holds none). The packets the previous process read
+ * and never answered get O's orphan-verdict with one batch verdict
+ * before the first verdict of this process. FD is Q's (closed with it)
+ * from the call on, even on failure.
+ */
+int queue_adopt(struct queue **out, int fd, uint16_t num, int cpu,
+		unsigned slot, const struct conf_options *o, uint32_t kflags);
+
+/*
+ * Which of the NFQA_CFG_F_* bits WANTED this kernel accepts, asked on a
+ * socket of its own about queue NUM without binding or changing it. 0
+ * with *OUT set, or a negative errno.
+ */
+int queue_kflags_supported(uint32_t wanted, uint16_t num, uint32_t *out);
 
 /*
  * The part of queue_open() that needs no kernel: allocate queue NUM with
@@ -82,31 +100,33 @@ bool queue_reconfigure(struct queue *q, const struct conf_options *o,
  */
 int queue_reconfigure_result(const struct queue *q);
 
-/*
- * Ask the kernel to set, then clear, the NFQA_CFG_F_* bits FLAGS on Q
- * (before queue_start()): 0 if this kernel supports them, else the
- * negative errno it answered (-EOPNOTSUPP for CONNTRACK without
- * CONFIG_NETFILTER_NETLINK_GLUE_CT).
- */
-int queue_probe_flags(struct queue *q, uint32_t flags);
-
-/* Set the optional NFQA_CFG_F_* bits (UID_GID, CONNTRACK) to KFLAGS
- * (before queue_start()). 0 or the kernel's negative errno. */
-int queue_set_kernel_flags(struct queue *q, uint32_t kflags);
-
 /* Ask the worker to stop without waiting (see queue_stop()). */
 void queue_request_stop(struct queue *q);
 
 /*
  * Stop the worker: it stops reading new work after draining what its
  * socket already holds, gives every received packet its verdict, and
- * exits; then the queue is unbound. Blocks until done. Main thread only.
+ * exits; then the queue is unbound. With queue_keep_bound() it neither
+ * drains nor unbinds: what is queued waits for the process that adopts
+ * the socket. Blocks until done. Main thread only.
  */
 void queue_stop(struct queue *q);
 
 /* Free a stopped (or never started) queue, closing its socket. */
 void queue_free(struct queue *q);
 
+/* Stop without unbinding: the socket outlives the process (fd store). */
+void queue_keep_bound(struct queue *q, bool keep);
+
+/*
+ * For the watchdog: has the worker completed a batch since the last
+ * call, or is it waiting in its loop (or not started)? Main thread only;
+ * the worker only stores two words, no lock.
+ */
+bool queue_progressed(struct queue *q);
+
+int queue_fd(const struct queue *q);	/* the netlink socket */
+bool queue_adopted(const struct queue *q);	/* came from the fd store */
 uint16_t queue_num(const struct queue *q);
 int queue_cpu(const struct queue *q);	/* -1 if not pinned */
 unsigned queue_slot(const struct queue *q);

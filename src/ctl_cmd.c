@@ -41,7 +41,7 @@ static int set_u64(json_t *o, const char *key, uint64_t v)
 static int cmd_status(const struct ctl_ops *ops, json_t **out)
 {
 	struct registry *r;
-	json_t *o, *queues;
+	json_t *o, *queues, *adopted;
 	struct ctl_status st;
 	double up;
 
@@ -49,21 +49,30 @@ static int cmd_status(const struct ctl_ops *ops, json_t **out)
 	up = st.uptime;
 
 	queues = json_array();
-	if (!queues)
+	adopted = json_array();
+	if (!queues || !adopted) {
+		json_decref(queues);
+		json_decref(adopted);
 		return -ENOMEM;
+	}
 	rcu_read_lock();
 	r = registry_get();
-	for (unsigned i = 0; r && i < r->n; i++)
+	for (unsigned i = 0; r && i < r->n; i++) {
 		json_array_append_new(queues, json_integer(queue_num(r->q[i])));
+		if (queue_adopted(r->q[i]))
+			json_array_append_new(adopted,
+					      json_integer(queue_num(r->q[i])));
+	}
 	rcu_read_unlock();
-	o = json_pack("{s:s, s:I, s:I, s:s, s:b, s:I, s:o}",
+	o = json_pack("{s:s, s:I, s:I, s:s, s:b, s:I, s:o, s:o}",
 		      "version", PACKAGE_VERSION,
 		      "pid", (json_int_t)st.pid,
 		      "uptime", (json_int_t)(up > 0 ? up : 0),
 		      "config", st.config_path ? st.config_path : "",
 		      "builtin_config", st.builtin_config,
 		      "generation", (json_int_t)st.generation,
-		      "queues", queues);
+		      "queues", queues,
+		      "adopted", adopted);
 	if (!o)
 		return -ENOMEM;
 	*out = o;

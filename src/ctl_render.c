@@ -59,6 +59,13 @@ int ctl_render_status(FILE *f, json_t *j)
 	json_array_foreach(queues, i, q)
 		fprintf(f, " %lld", (long long)json_integer_value(q));
 	fprintf(f, "%s\n", json_array_size(queues) ? "" : " none");
+	queues = json_object_get(j, "adopted");
+	if (!json_is_array(queues))
+		return 0;
+	fprintf(f, "adopted:    ");
+	json_array_foreach(queues, i, q)
+		fprintf(f, " %lld", (long long)json_integer_value(q));
+	fprintf(f, "%s\n", json_array_size(queues) ? "" : " none");
 	return 0;
 }
 

@@ -113,7 +113,7 @@ static unsigned alloc_slot(bool *used)
 			used[i] = true;
 			return i;
 		}
-	return NFQD_MAX_QUEUES;	/* cannot happen: queues are capped */
+	return NFQD_MAX_QUEUES;	/* none free: the caller checks */
 }
 
 static unsigned slot_count(const bool *used)
@@ -155,32 +155,189 @@ static int check_kflags(const struct nfqd *d, const struct policy *p,
 	return missing ? -EOPNOTSUPP : 0;
 }
 
-/* Ask for KFLAGS on the queues of R that OPENED marks (NULL: all of
- * them), before their workers start. */
-static int set_kflags(struct registry *r, const bool *opened,
-		      uint32_t kflags)
+/* Learn which optional kernel flags this kernel accepts (binds
+ * nothing). */
+static int probe_kflags(struct nfqd *d, uint16_t num)
 {
-	int rc = 0;
+	int rc = queue_kflags_supported(OPTIONAL_KFLAGS, num,
+					&d->kflags_supported);
 
-	for (unsigned i = 0; i < r->n && rc == 0 && kflags; i++)
-		if (!opened || opened[i])
-			rc = queue_set_kernel_flags(r->q[i], kflags);
+	if (rc < 0)
+		log_err("kernel: cannot probe queue flags (%s)", strerror(-rc));
 	return rc;
 }
 
-/* Learn which optional kernel flags this kernel accepts, on a bound
- * queue that no worker runs yet. */
-static void probe_kflags(struct nfqd *d, struct queue *q)
+/* ------------------------------------------------------------------ */
+/* systemd: the file descriptor store and the watchdog                 */
+
+static bool under_systemd;	/* NOTIFY_SOCKET at start */
+
+/* Sockets systemd passed at start (LISTEN_FDS): queue NUM's, or -1. */
+struct stored_fd {
+	int fd;			/* -1 once taken or closed */
+	int num;		/* from FDNAME=nfq-<num>, or -1 */
+};
+static struct stored_fd *stored;
+static unsigned n_stored;
+
+static int stored_name_num(const char *name)
 {
-	d->kflags_supported = 0;
-	for (uint32_t bit = 1; bit; bit <<= 1) {
-		if (!(OPTIONAL_KFLAGS & bit))
-			continue;
-		if (queue_probe_flags(q, bit) == 0)
-			d->kflags_supported |= bit;
-		else
-			log_debug("kernel: queue flag 0x%x not supported", bit);
+	char *end;
+	unsigned long v;
+
+	if (!name || strncmp(name, "nfq-", 4) != 0 || !name[4])
+		return -1;
+	v = strtoul(name + 4, &end, 10);
+	return *end || v > UINT16_MAX ? -1 : (int)v;
+}
+
+static void fdstore_collect(void)
+{
+	char **names = NULL;
+	int n = sd_listen_fds_with_names(1, &names);
+
+	if (n > 0)
+		stored = calloc((size_t)n, sizeof(*stored));
+	for (int i = 0; stored && i < n; i++) {
+		stored[i].fd = SD_LISTEN_FDS_START + i;
+		stored[i].num = stored_name_num(names ? names[i] : NULL);
 	}
+	n_stored = stored ? (unsigned)n : 0;
+	for (int i = 0; names && names[i]; i++)
+		free(names[i]);
+	free(names);
+	if (n > 0)
+		log_info("systemd passed %d stored sockets", n);
+}
+
+/* The stored socket of queue NUM (now the caller's), or -1. */
+static int fdstore_take(uint16_t num)
+{
+	for (unsigned i = 0; i < n_stored; i++)
+		if (stored[i].fd >= 0 && stored[i].num == (int)num) {
+			int fd = stored[i].fd;
+
+			stored[i].fd = -1;
+			return fd;
+		}
+	return -1;
+}
+
+static void fdstore_notify(const char *what, uint16_t num, int *fd)
+{
+	char msg[64];
+
+	snprintf(msg, sizeof(msg), "%sFDNAME=nfq-%u", what, num);
+	if (sd_pid_notify_with_fds(0, 0, msg, fd, fd ? 1 : 0) < 0)
+		log_warn("queue %u: systemd fd store: notify failed", num);
+}
+
+/* Keep Q's socket in systemd's store: it outlives this process. */
+static void fdstore_put(struct queue *q)
+{
+	int fd = queue_fd(q);
+
+	if (!under_systemd)
+		return;
+	/* FDPOLL=0: systemd must not drop it on POLLERR. */
+	fdstore_notify("FDSTORE=1\nFDPOLL=0\n", queue_num(q), &fd);
+	queue_keep_bound(q, true);
+}
+
+/* Q leaves the config: systemd closes its copy, Q's stop unbinds. */
+static void fdstore_remove(struct queue *q)
+{
+	if (under_systemd)
+		fdstore_notify("FDSTOREREMOVE=1\n", queue_num(q), NULL);
+	queue_keep_bound(q, false);
+}
+
+/* Queue NUM in R (ascending queue numbers), or NULL. */
+static struct queue *find_queue(const struct registry *r, uint16_t num)
+{
+	unsigned lo = 0, hi = r->n;
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		uint16_t n = queue_num(r->q[mid]);
+
+		if (n == num)
+			return r->q[mid];
+		if (n < num)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Stored sockets no queue of R took: close them (which unbinds their
+ * queues once systemd's copies go too). */
+static void fdstore_close_rest(struct registry *r)
+{
+	for (unsigned i = 0; i < n_stored; i++) {
+		struct stored_fd *s = &stored[i];
+		struct queue *kept;
+
+		if (s->fd < 0)
+			continue;
+		close(s->fd);
+		s->fd = -1;
+		if (s->num < 0) {
+			log_warn("systemd passed a socket nfqd did not store: closed");
+			continue;
+		}
+		kept = find_queue(r, (uint16_t)s->num);
+		log_info("queue %u: %s: stored socket closed", s->num,
+			 kept ? "a second stored socket" : "not in the config");
+		if (!under_systemd)
+			continue;
+		fdstore_notify("FDSTOREREMOVE=1\n", (uint16_t)s->num, NULL);
+		/* That removed every socket of the name: store ours again. */
+		if (kept)
+			fdstore_put(kept);
+	}
+	free(stored);
+	stored = NULL;
+	n_stored = 0;
+}
+
+static ev_timer watchdog_timer;
+static bool watchdog_stalled;
+
+/* WATCHDOG=1 only while every worker completes batches or waits. */
+static void on_watchdog(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct registry *r = registry_get();
+	int stuck = -1;
+
+	for (unsigned i = 0; r && i < r->n; i++)
+		if (!queue_progressed(r->q[i]) && stuck < 0)
+			stuck = queue_num(r->q[i]);
+	if (stuck < 0) {
+		if (watchdog_stalled)
+			log_info("watchdog: every worker makes progress again");
+		watchdog_stalled = false;
+		sd_notify(0, "WATCHDOG=1");
+		return;
+	}
+	if (!watchdog_stalled)
+		log_warn("queue %d: worker stuck in a batch: no watchdog ping",
+			 stuck);
+	watchdog_stalled = true;
+}
+
+static void watchdog_start(struct ev_loop *loop)
+{
+	uint64_t usec = 0;
+
+	if (sd_watchdog_enabled(0, &usec) <= 0 || usec == 0)
+		return;
+	ev_timer_init(&watchdog_timer, on_watchdog, 0., usec / 2e6);
+	ev_timer_again(loop, &watchdog_timer);
+	sd_notify(0, "WATCHDOG=1");
+	log_info("watchdog: %.1f s, pinged while every worker makes progress",
+		 usec / 1e6);
 }
 
 static void notify_status(const struct nfqd *d, const char *state)
@@ -234,27 +391,29 @@ static void close_queues(struct queue **qs, unsigned n)
 	}
 }
 
-/* Bind and configure every queue of the config; no worker runs yet. */
+/* Bind (or adopt) every queue of the config; no worker runs yet. */
 static int open_queues(struct nfqd *d, struct registry *r,
-		       const uint16_t *nums, struct policy *p)
+		       const uint16_t *nums, uint32_t kflags)
 {
 	const struct conf_options *o = &d->conf->opts;
-	char *errors = NULL;
 	int rc = 0;
 
 	for (unsigned i = 0; i < r->n && rc == 0; i++) {
-		rc = queue_open(&r->q[i], nums[i], cpu_for_queue(o, nums[i]),
-				alloc_slot(slot_used), o);
-		if (rc == 0 && i == 0)
-			probe_kflags(d, r->q[0]);
-	}
-	if (rc == 0)
-		rc = check_kflags(d, p, &errors);
-	if (rc == 0)
-		rc = set_kflags(r, NULL, policy_kernel_flags(p));
-	if (errors) {
-		log_error_lines("", errors);
-		free(errors);
+		int cpu = cpu_for_queue(o, nums[i]);
+		unsigned slot = alloc_slot(slot_used);
+		int fd = fdstore_take(nums[i]);
+
+		if (fd >= 0) {
+			rc = queue_adopt(&r->q[i], fd, nums[i], cpu, slot, o,
+					 kflags);
+			/* systemd holds a copy: it outlives us either way */
+			if (r->q[i])
+				queue_keep_bound(r->q[i], under_systemd);
+			continue;
+		}
+		rc = queue_open(&r->q[i], nums[i], cpu, slot, o, kflags);
+		if (rc == 0)
+			fdstore_put(r->q[i]);
 	}
 	return rc;
 }
@@ -269,23 +428,28 @@ static int start_queues(struct nfqd *d, const uint16_t *nums, unsigned n)
 	if (!r)
 		return -ENOMEM;
 	p = policy_build(d->conf, n, &errors);
-	if (!p) {
+	rc = p ? probe_kflags(d, n ? nums[0] : 0) : -EINVAL;
+	if (rc == 0)
+		rc = check_kflags(d, p, &errors);
+	if (rc < 0) {
 		log_error_lines("", errors);
 		free(errors);
+		policy_free(p);
 		free(r);
-		return -EINVAL;
+		return rc;
 	}
 	policy_use_ifcache(p, d->ifc);
 	/* Packets can arrive as soon as a queue is bound, and are judged
 	 * while waiting for the kernel's ACKs: publish the policy first. */
 	registry_publish_policy(p);
-	rc = open_queues(d, r, nums, p);
+	rc = open_queues(d, r, nums, policy_kernel_flags(p));
 	if (rc < 0) {
 		close_queues(r->q, n);
 		free(r);
 		return rc;
 	}
 	registry_publish(r);
+	fdstore_close_rest(r);
 	return 0;
 }
 
@@ -318,11 +482,29 @@ static bool dir_exists(const char *path)
 	return access(dir, F_OK) == 0;
 }
 
+/* Is DIR one of the directories systemd made for this service
+ * (RuntimeDirectory=, passed as RUNTIME_DIRECTORY, colon-separated)? */
+static bool is_runtime_dir(const char *dir)
+{
+	const char *s = getenv("RUNTIME_DIRECTORY");
+	size_t len = strlen(dir);
+
+	while (s && *s) {
+		size_t n = strcspn(s, ":");
+
+		if (n == len && strncmp(s, dir, n) == 0)
+			return true;
+		s += n + (s[n] == ':');
+	}
+	return false;
+}
+
 /*
  * Run as opts.user with only CAP_NET_ADMIN (workers send verdicts and a
  * reload may bind queues: nfnetlink checks the capability on every
- * message). The stats directory nfqd created is handed to that user; one
- * that existed must already be writable by it.
+ * message). The stats directory nfqd created, or systemd's
+ * RuntimeDirectory= for it, is handed to that user; another one that
+ * existed must already be writable by it.
  */
 static int drop_privileges(const struct conf_options *o, bool created_dir)
 {
@@ -338,7 +520,8 @@ static int drop_privileges(const struct conf_options *o, bool created_dir)
 		return -ENOENT;
 	}
 	dir_of(o->stats_file, dir, sizeof(dir));
-	if (created_dir && chown(dir, pw->pw_uid, pw->pw_gid) < 0)
+	if ((created_dir || is_runtime_dir(dir)) &&
+	    chown(dir, pw->pw_uid, pw->pw_gid) < 0)
 		log_warn("stats: chown %s to %s failed (%s)", dir, o->user,
 			 strerror(errno));
 	capng_clear(CAPNG_SELECT_BOTH);
@@ -413,6 +596,9 @@ int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 	int n, rc;
 
 	d->pid = getpid();
+	/* First: sd_listen_fds*() must see LISTEN_PID before anything. */
+	under_systemd = getenv("NOTIFY_SOCKET") != NULL;
+	fdstore_collect();
 	d->config_path = config_path;
 	d->builtin_config = builtin;
 	d->loop = ev_default_loop(EVFLAG_AUTO | EVFLAG_SIGNALFD);
@@ -467,6 +653,7 @@ int nfqd_serve(struct nfqd *d)
 	log_info("started: %u queues, config %s, generation 1", d->nqueues,
 		 d->builtin_config ? "built-in" : d->config_path);
 	notify_status(d, "READY=1\n");
+	watchdog_start(d->loop);
 	return 0;
 }
 
@@ -477,37 +664,24 @@ struct reload_plan {
 	struct registry *next;		/* the new table */
 	struct queue *removed[NFQD_MAX_QUEUES];
 	unsigned n_removed;
-	bool opened[NFQD_MAX_QUEUES];	/* next->q[i] newly opened */
+	bool opened[NFQD_MAX_QUEUES];	/* next->q[i] is new */
+	bool started[NFQD_MAX_QUEUES];	/* ... and its worker runs */
+	bool asked[NFQD_MAX_QUEUES];	/* next->q[i] kept, reconfigured */
+	unsigned slot[NFQD_MAX_QUEUES];	/* a new queue's worker slot */
+	uint16_t nums[NFQD_MAX_QUEUES];
 	bool used[NFQD_MAX_QUEUES];	/* slots in use during the switch */
 };
 
-/* Queue NUM in R (ascending queue numbers), or NULL. */
-static struct queue *find_queue(const struct registry *r, uint16_t num)
-{
-	unsigned lo = 0, hi = r->n;
-
-	while (lo < hi) {
-		unsigned mid = (lo + hi) / 2;
-		uint16_t n = queue_num(r->q[mid]);
-
-		if (n == num)
-			return r->q[mid];
-		if (n < num)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-/* Keep the queues that stay, open the new ones (workers not started). */
-static int plan_queues(const struct conf *nc, const uint16_t *nums,
-		       unsigned n, struct reload_plan *pl, char **errors)
+/* Which queues stay, go and come, with a slot for each new one; binds
+ * nothing yet. */
+static int plan_queues(const uint16_t *nums, unsigned n,
+		       struct reload_plan *pl, char **errors)
 {
 	struct registry *cur = registry_get();
-	int rc = 0;
 
 	memcpy(pl->used, slot_used, sizeof(pl->used));
+	if (n > NFQD_MAX_QUEUES)
+		return -E2BIG;
 	pl->next = registry_alloc(n);
 	if (!pl->next)
 		return -ENOMEM;
@@ -519,21 +693,64 @@ static int plan_queues(const struct conf *nc, const uint16_t *nums,
 		if (!kept)
 			pl->removed[pl->n_removed++] = cur->q[i];
 	}
-	for (unsigned i = 0; i < n && rc == 0; i++) {
+	for (unsigned i = 0; i < n; i++) {
+		pl->nums[i] = nums[i];
 		pl->next->q[i] = find_queue(cur, nums[i]);
 		if (pl->next->q[i])
 			continue;
-		rc = queue_open(&pl->next->q[i], nums[i],
-				cpu_for_queue(&nc->opts, nums[i]),
-				alloc_slot(pl->used), &nc->opts);
 		pl->opened[i] = true;
+		pl->slot[i] = alloc_slot(pl->used);
+		if (pl->slot[i] >= NFQD_MAX_QUEUES) {
+			/* Old and new queues together exceed the slots. */
+			add_error(errors, "queue %u: no worker slot free (at most %u queues during a reload)",
+				  nums[i], NFQD_MAX_QUEUES);
+			return -ENOSPC;
+		}
+	}
+	return 0;
+}
+
+/* Bind the new queues with the flags KFLAGS; their workers wait. */
+static int open_new(const struct conf *nc, uint32_t kflags,
+		    struct reload_plan *pl, char **errors)
+{
+	int rc = 0;
+
+	for (unsigned i = 0; i < pl->next->n && rc == 0; i++) {
+		uint16_t num = pl->nums[i];
+
+		if (!pl->opened[i])
+			continue;
+		rc = queue_open(&pl->next->q[i], num,
+				cpu_for_queue(&nc->opts, num), pl->slot[i],
+				&nc->opts, kflags);
 		if (rc < 0)
-			add_error(errors, "queue %u: cannot bind (%s)", nums[i],
+			add_error(errors, "queue %u: cannot bind (%s)", num,
 				  strerror(-rc));
 	}
 	return rc;
 }
 
+static int start_new(struct reload_plan *pl, char **errors)
+{
+	for (unsigned i = 0; i < pl->next->n; i++) {
+		int rc;
+
+		if (!pl->opened[i])
+			continue;
+		rc = start_worker(pl->next->q[i]);
+		if (rc < 0) {
+			add_error(errors, "queue %u: worker did not start (%s)",
+				  pl->nums[i], strerror(-rc));
+			return rc;
+		}
+		pl->started[i] = true;
+	}
+	return 0;
+}
+
+/* Undo the new queues: their workers stop, their sockets close and the
+ * kernel unbinds them (they are in no fd store yet). */
 static void abort_plan(struct reload_plan *pl)
 {
 	for (unsigned i = 0; pl->next && i < pl->next->n; i++)
@@ -580,47 +797,45 @@ static int wait_reconfigured(struct registry *r, const bool *asked,
 	return rc;
 }
 
+/* The queues that stay get the running options and flags back. */
+static void revert_kept(const struct nfqd *d, struct reload_plan *pl)
+{
+	uint32_t old_kflags = 0;
+
+	if (registry_policy())
+		old_kflags = policy_kernel_flags(registry_policy());
+	for (unsigned i = 0; pl->next && i < pl->next->n; i++)
+		if (pl->asked[i])
+			queue_reconfigure(pl->next->q[i], &d->conf->opts,
+					  old_kflags);
+}
+
 /*
  * Give the queues that stay their new options and kernel flags, and wait
  * until the kernel has acknowledged them: a policy that needs a new flag
  * (meta skuid needs UID_GID) must not judge packets queued without it.
- * On failure the old options and flags are asked back.
  */
-static int reconfigure_kept(const struct nfqd *d, const struct conf *nc,
-			    uint32_t kflags, struct reload_plan *pl,
-			    char **errors)
+static int reconfigure_kept(const struct conf *nc, uint32_t kflags,
+			    struct reload_plan *pl, char **errors)
 {
-	bool asked[NFQD_MAX_QUEUES] = { false };
-	uint32_t old_kflags = 0;
-	int rc;
-
 	for (unsigned i = 0; i < pl->next->n; i++)
 		if (!pl->opened[i])
-			asked[i] = queue_reconfigure(pl->next->q[i],
-						     &nc->opts, kflags);
-	rc = wait_reconfigured(pl->next, asked, errors);
-	if (rc == 0)
-		return 0;
-	if (registry_policy())
-		old_kflags = policy_kernel_flags(registry_policy());
-	for (unsigned i = 0; i < pl->next->n; i++)
-		if (asked[i])
-			queue_reconfigure(pl->next->q[i], &d->conf->opts,
-					  old_kflags);
-	return rc;
+			pl->asked[i] = queue_reconfigure(pl->next->q[i],
+							 &nc->opts, kflags);
+	return wait_reconfigured(pl->next, pl->asked, errors);
 }
 
 /* Switch to the planned table: nothing here can fail. */
 static void commit_plan(struct reload_plan *pl)
 {
-	for (unsigned i = 0; i < pl->next->n; i++) {
-		if (pl->opened[i] && start_worker(pl->next->q[i]) < 0)
-			log_err("queue %u: worker did not start",
-				queue_num(pl->next->q[i]));
-	}
 	registry_publish(pl->next);
-	for (unsigned i = 0; i < pl->n_removed; i++)
+	for (unsigned i = 0; i < pl->next->n; i++)
+		if (pl->opened[i])
+			fdstore_put(pl->next->q[i]);
+	for (unsigned i = 0; i < pl->n_removed; i++) {
+		fdstore_remove(pl->removed[i]);
 		queue_request_stop(pl->removed[i]);
+	}
 	for (unsigned i = 0; i < pl->n_removed; i++) {
 		pl->used[queue_slot(pl->removed[i])] = false;
 		queue_stop(pl->removed[i]);
@@ -630,12 +845,19 @@ static void commit_plan(struct reload_plan *pl)
 	memcpy(slot_used, pl->used, sizeof(slot_used));
 }
 
+/*
+ * The whole new policy is built before anything is bound; new queues are
+ * bound with the union of the old and new kernel flags (the old policy
+ * may judge their first packets until the switch) and their workers
+ * started before the switch: any failure leaves nothing newly bound and
+ * the running options on the queues that stay.
+ */
 static int reload_with(struct nfqd *d, struct conf *nc, char **errors)
 {
 	static struct reload_plan pl;
-	struct policy *p;
+	struct policy *p = NULL, *old = registry_policy();
 	uint16_t *nums = NULL;
-	uint32_t kflags;
+	uint32_t kflags = 0;
 	int n, rc;
 
 	n = conf_queue_numbers(&nc->opts, &nums);
@@ -645,25 +867,25 @@ static int reload_with(struct nfqd *d, struct conf *nc, char **errors)
 		return n;
 	}
 	memset(&pl, 0, sizeof(pl));
-	rc = plan_queues(nc, nums, (unsigned)n, &pl, errors);
+	rc = plan_queues(nums, (unsigned)n, &pl, errors);
 	free(nums);
-	if (rc < 0) {
-		abort_plan(&pl);
-		return rc;
+	if (rc == 0) {
+		p = policy_build(nc, slot_count(pl.used), errors);
+		if (p)
+			policy_use_ifcache(p, d->ifc);
+		rc = p ? check_kflags(d, p, errors) : -EINVAL;
 	}
-	p = policy_build(nc, slot_count(pl.used), errors);
-	if (!p) {
-		abort_plan(&pl);
-		return -EINVAL;
+	if (rc == 0) {
+		kflags = policy_kernel_flags(p);
+		rc = open_new(nc, kflags | (old ? policy_kernel_flags(old) : 0),
+			      &pl, errors);
 	}
-	policy_use_ifcache(p, d->ifc);
-	kflags = policy_kernel_flags(p);
-	rc = check_kflags(d, p, errors);
 	if (rc == 0)
-		rc = set_kflags(pl.next, pl.opened, kflags);
+		rc = reconfigure_kept(nc, kflags, &pl, errors);
 	if (rc == 0)
-		rc = reconfigure_kept(d, nc, kflags, &pl, errors);
+		rc = start_new(&pl, errors);
 	if (rc < 0) {
+		revert_kept(d, &pl);
 		policy_free(p);
 		abort_plan(&pl);
 		return rc;

@@ -1,21 +1,19 @@
 /*
- * queue.c - one NFQUEUE worker: socket set-up, the receive/judge/verdict
- * cycle, and the thread that runs it on its own libev loop.
+ * queue.c - one NFQUEUE worker: the receive/judge/verdict cycle and the
+ * thread that runs it on its own libev loop (binding and the other
+ * netlink configuration: queue_conf.c).
  *
  * Per receive batch: recvmmsg up to `batch` messages, judge each packet
  * with the RCU-read policy, hand the decisions to the verdict batcher,
  * send every verdict message of the batch in one sendmsg, announce a
  * quiescent state. No lock is taken anywhere on this path.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <ev.h>
 #include <libmnl/libmnl.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_queue.h>
-#include <libnetfilter_queue/libnetfilter_queue.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -23,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <urcu-qsbr.h>
 
 #include "conf.h"
@@ -31,96 +28,19 @@
 #include "pkt.h"
 #include "policy.h"
 #include "queue.h"
+#include "queue_int.h"
 #include "registry.h"
 #include "verdict.h"
-
-#ifndef SOL_NETLINK
-#define SOL_NETLINK 270
-#endif
 
 /* Room for the attributes that come with the payload (headers, marks,
  * interfaces, uid/gid, conntrack): generous, so nothing is truncated. */
 #define RX_OVERHEAD	4096
-#define ACK_TIMEOUT_MS	2000
 #define BATCHES_PER_WAKE 64	/* then let the loop look at its async */
 #define DRAIN_SECONDS	0.5	/* most time spent draining on stop */
 #define PENDING_BATCHES	16	/* ledger bound, in receive batches */
 #define PENDING_MIN	1024
 #define RETRY_FIRST	0.001	/* seconds to the first resend */
 #define RETRY_MAX	0.1
-
-/* What the worker applies to its queue; replaced whole on reconfigure. */
-struct queue_params {
-	uint32_t copy_range;
-	uint32_t maxlen;
-	uint32_t batch;
-	uint32_t flags;		/* NFQA_CFG_F_* wanted */
-};
-
-/* A reconfigure request from the main thread. */
-struct reconf {
-	struct queue_params p;
-	uint32_t req;
-};
-
-#define MANAGED_FLAGS (NFQA_CFG_F_FAIL_OPEN | NFQA_CFG_F_GSO | \
-		       NFQA_CFG_F_UID_GID | NFQA_CFG_F_CONNTRACK)
-
-struct queue {
-	uint16_t num;
-	int cpu;
-	unsigned slot;
-	struct mnl_socket *nl;
-	int fd;
-	bool bound;		/* ours in the kernel: unbind on stop */
-	uint32_t seq;		/* config messages (never VERDICT_SEQ_BIT) */
-	struct queue_params params;	/* the worker's (or before start) */
-	struct queue_params main_params;	/* main thread: last asked for */
-
-	/* receive buffers: batch slots of rx_each bytes */
-	struct mmsghdr *msgs;
-	struct iovec *iov;
-	char *rx;
-	size_t rx_each;
-	struct verdict_batch vb;
-
-	/* acknowledgement awaited by the synchronous config path */
-	uint32_t wait_seq;
-	bool acked;
-	int ack_err;
-	uint32_t reconf_seq;
-	uint32_t reconf_req;	/* worker: the request reconf_seq answers */
-	bool unbinding;		/* packets now read were flushed by the kernel */
-	uint64_t flushed;
-
-	/* the worker */
-	pthread_t thread;
-	bool started;
-	struct ev_loop *loop;
-	ev_io io;
-	ev_async wake;
-	ev_timer retry;		/* resend what a failed send left */
-	double retry_delay;
-	bool in_worker;		/* the worker thread runs the loop */
-	bool send_failing;	/* logged once per failure streak */
-	bool paused;		/* not receiving: the ledger is at its bound */
-	struct log_ring *log;	/* the worker's log lines */
-	struct reconf *pending;		/* from the main thread (xchg) */
-	bool stopping;			/* set by the main thread */
-
-	/* reconfigure requests: main thread numbers them, the worker
-	 * reports the kernel's answer (reconf_done, then reconf_err) */
-	uint32_t reconf_last;		/* main thread */
-	uint32_t reconf_done;		/* worker, atomic */
-	int reconf_err;			/* worker, atomic */
-
-	/* Written only by the thread that runs the queue (the worker, or
-	 * the main thread before start / after join). */
-	struct queue_counters delta;	/* this batch, not yet published */
-	struct queue_counters live __attribute__((aligned(64)));
-	/* main thread only */
-	struct queue_counters base __attribute__((aligned(64)));
-};
 
 uint16_t queue_num(const struct queue *q)
 {
@@ -142,7 +62,7 @@ unsigned queue_slot(const struct queue *q)
 
 #define N_COUNTERS (sizeof(struct queue_counters) / sizeof(uint64_t))
 
-static void counters_publish(struct queue *q)
+void queue_counters_publish(struct queue *q)
 {
 	uint64_t *live = (uint64_t *)&q->live;
 	uint64_t *delta = (uint64_t *)&q->delta;
@@ -294,7 +214,7 @@ static int send_verdicts(struct queue *q)
 static void on_retry(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	send_verdicts(w->data);
-	counters_publish(w->data);
+	queue_counters_publish(w->data);
 }
 
 /* ------------------------------------------------------------------ */
@@ -318,6 +238,10 @@ static void count_verdict(struct queue *q, uint32_t verdict)
 static void decide(struct queue *q, uint32_t id, uint32_t len,
 		   const struct decision *d)
 {
+	/* Once per adopted socket: the previous process's unanswered
+	 * packets are the ones older than the first we read. */
+	if (__builtin_expect(q->orphans_pending, 0))
+		queue_orphans_before(q, id);
 	q->delta.packets++;
 	q->delta.bytes += len;
 	count_verdict(q, d->verdict);
@@ -504,7 +428,7 @@ void queue_rx_datagram(struct queue *q, struct policy *pol, char *buf,
 		       size_t len, bool truncated)
 {
 	handle_datagram(q, pol, buf, len, truncated);
-	counters_publish(q);
+	queue_counters_publish(q);
 }
 
 struct verdict_batch *queue_verdicts(struct queue *q)
@@ -517,7 +441,7 @@ struct verdict_batch *queue_verdicts(struct queue *q)
  * waiting, or no room in the ledger), or a negative errno for a receive
  * error.
  */
-static int receive_batch(struct queue *q)
+int queue_receive_batch(struct queue *q)
 {
 	unsigned room = 0, max = pending_max(q), pending;
 	struct policy *pol;
@@ -541,7 +465,7 @@ static int receive_batch(struct queue *q)
 			q->delta.enobufs++;
 		else
 			q->delta.errors++;
-		counters_publish(q);
+		queue_counters_publish(q);
 		return -err;
 	}
 	rcu_read_lock();
@@ -552,143 +476,16 @@ static int receive_batch(struct queue *q)
 				q->msgs[i].msg_hdr.msg_flags & MSG_TRUNC);
 	rcu_read_unlock();
 	send_verdicts(q);
-	counters_publish(q);
+	queue_counters_publish(q);
 	return n;
 }
 
 /* ------------------------------------------------------------------ */
-/* configuration messages                                              */
+/* allocation                                                          */
 
-/* Config messages number from 1 and never carry VERDICT_SEQ_BIT. */
-static uint32_t next_cfg_seq(struct queue *q)
-{
-	q->seq = (q->seq + 1) & ~VERDICT_SEQ_BIT;
-	if (q->seq == 0)
-		q->seq = 1;
-	return q->seq;
-}
-
-/* Send NLH with an ACK request and wait for the ACK, giving verdicts to
- * any packet that arrives meanwhile. Only while no worker runs. */
-static int talk(struct queue *q, struct nlmsghdr *nlh)
-{
-	struct timespec start, now;
-
-	nlh->nlmsg_flags |= NLM_F_ACK;
-	nlh->nlmsg_seq = next_cfg_seq(q);
-	q->wait_seq = nlh->nlmsg_seq;
-	q->acked = false;
-	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (!q->acked) {
-		struct pollfd pfd = { .fd = q->fd, .events = POLLIN };
-		long ms;
-
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		ms = (now.tv_sec - start.tv_sec) * 1000 +
-		     (now.tv_nsec - start.tv_nsec) / 1000000;
-		if (ms >= ACK_TIMEOUT_MS)
-			break;
-		if (poll(&pfd, 1, (int)(ACK_TIMEOUT_MS - ms)) < 0 &&
-		    errno != EINTR)
-			return -errno;
-		receive_batch(q);
-	}
-	q->wait_seq = 0;
-	return q->acked ? q->ack_err : -ETIMEDOUT;
-}
-
-static struct nlmsghdr *cfg_msg(char *buf, uint16_t num)
-{
-	return nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, num);
-}
-
-static void put_params(struct nlmsghdr *nlh, const struct queue_params *p)
-{
-	if (p->copy_range == 0)
-		nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_META, 0);
-	else
-		nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET,
-					 (int)p->copy_range);
-	nfq_nlmsg_cfg_put_qmaxlen(nlh, p->maxlen);
-}
-
-/* Flags and mask go in one message: a second pair would override. */
-static void put_flags(struct nlmsghdr *nlh, uint32_t flags, uint32_t mask)
-{
-	mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl(flags));
-	mnl_attr_put_u32(nlh, NFQA_CFG_MASK, htonl(mask));
-}
-
-static int send_cmd(struct queue *q, uint8_t cmd)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = cfg_msg(buf, q->num);
-
-	nfq_nlmsg_cfg_put_cmd(nlh, AF_UNSPEC, cmd);
-	return talk(q, nlh);
-}
-
-/* Send q->params.flags (all the flags nfqd manages) and wait. */
-static int send_flags(struct queue *q)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = cfg_msg(buf, q->num);
-	int rc;
-
-	put_flags(nlh, q->params.flags, MANAGED_FLAGS);
-	rc = talk(q, nlh);
-	if (rc < 0)
-		log_err("queue %u: kernel refused queue flags 0x%x (%s)",
-			q->num, q->params.flags, strerror(-rc));
-	return rc;
-}
-
-static int configure(struct queue *q)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = cfg_msg(buf, q->num);
-	int rc;
-
-	put_params(nlh, &q->params);
-	rc = talk(q, nlh);
-	if (rc < 0) {
-		log_err("queue %u: setting copy-range %u / queue-maxlen %u failed (%s)",
-			q->num, q->params.copy_range, q->params.maxlen,
-			strerror(-rc));
-		return rc;
-	}
-	return send_flags(q);
-}
-
-int queue_probe_flags(struct queue *q, uint32_t flags)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = cfg_msg(buf, q->num);
-	int rc;
-
-	put_flags(nlh, flags, flags);
-	rc = talk(q, nlh);
-	if (rc == 0) {
-		nlh = cfg_msg(buf, q->num);
-		put_flags(nlh, q->params.flags & flags, flags);
-		rc = talk(q, nlh);
-	}
-	return rc;
-}
-
-int queue_set_kernel_flags(struct queue *q, uint32_t kflags)
-{
-	uint32_t optional = NFQA_CFG_F_UID_GID | NFQA_CFG_F_CONNTRACK;
-
-	q->params.flags = (q->params.flags & ~optional) | (kflags & optional);
-	q->main_params = q->params;
-	return send_flags(q);
-}
-
-static void params_from_options(struct queue_params *p,
-				const struct conf_options *o, uint32_t kflags)
+void queue_params_from_options(struct queue_params *p,
+				 const struct conf_options *o,
+				 uint32_t kflags)
 {
 	p->copy_range = o->copy_range;
 	p->maxlen = o->queue_maxlen;
@@ -698,36 +495,6 @@ static void params_from_options(struct queue_params *p,
 		p->flags |= NFQA_CFG_F_FAIL_OPEN;
 	if (o->gso)
 		p->flags |= NFQA_CFG_F_GSO;
-}
-
-static int open_socket(struct queue *q, uint64_t rcvbuf)
-{
-	int one = 1;
-	int size = rcvbuf > (uint64_t)INT32_MAX ? INT32_MAX : (int)rcvbuf;
-
-	q->nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (!q->nl) {
-		log_err("queue %u: netlink socket failed (%s)", q->num,
-			strerror(errno));
-		return -errno;
-	}
-	q->fd = mnl_socket_get_fd(q->nl);
-	if (mnl_socket_bind(q->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		log_err("queue %u: netlink bind failed (%s)", q->num,
-			strerror(errno));
-		return -errno;
-	}
-	if (setsockopt(q->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size,
-		       sizeof(size)) < 0) {
-		log_err("queue %u: SO_RCVBUFFORCE %d failed (%s): nfqd needs CAP_NET_ADMIN",
-			q->num, size, strerror(errno));
-		return -errno;
-	}
-	/* Overruns are counted by the kernel (user_dropped); an ENOBUFS
-	 * error on the socket would only interrupt the receive loop. */
-	setsockopt(q->fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &one, sizeof(one));
-	setsockopt(q->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-	return 0;
 }
 
 int queue_alloc(struct queue **out, uint16_t num, int cpu, unsigned slot,
@@ -745,7 +512,7 @@ int queue_alloc(struct queue **out, uint16_t num, int cpu, unsigned slot,
 	q->cpu = cpu;
 	q->slot = slot;
 	q->fd = -1;
-	params_from_options(&q->params, o, 0);
+	queue_params_from_options(&q->params, o, 0);
 	q->main_params = q->params;
 	snprintf(name, sizeof(name), "queue %u", num);
 	q->log = log_ring_new(name);
@@ -753,33 +520,6 @@ int queue_alloc(struct queue **out, uint16_t num, int cpu, unsigned slot,
 	    verdict_batch_init(&q->vb, q->num, q->params.batch) < 0)
 		return -ENOMEM;
 	return 0;
-}
-
-int queue_open(struct queue **out, uint16_t num, int cpu, unsigned slot,
-	       const struct conf_options *o)
-{
-	struct queue *q;
-	int rc;
-
-	rc = queue_alloc(out, num, cpu, slot, o);
-	q = *out;
-	if (rc < 0)
-		return rc;
-	rc = open_socket(q, o->rcvbuf);
-	if (rc < 0)
-		return rc;
-	rc = send_cmd(q, NFQNL_CFG_CMD_BIND);
-	if (rc == -EPERM) {
-		log_err("queue %u: bind failed: already bound by another process (%s)",
-			num, strerror(-rc));
-		return rc;
-	}
-	if (rc < 0) {
-		log_err("queue %u: bind failed (%s)", num, strerror(-rc));
-		return rc;
-	}
-	q->bound = true;
-	return configure(q);
 }
 
 /* ------------------------------------------------------------------ */
@@ -790,7 +530,7 @@ static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
 	struct queue *q = w->data;
 
 	for (int i = 0; i < BATCHES_PER_WAKE; i++) {
-		int n = receive_batch(q);
+		int n = queue_receive_batch(q);
 
 		rcu_quiescent_state();
 		/* A full batch: more is likely waiting. ENOBUFS: the socket
@@ -799,6 +539,19 @@ static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
 		if (n != (int)q->params.batch && n != -ENOBUFS)
 			break;
 	}
+	__atomic_store_n(&q->progress, q->progress + 1, __ATOMIC_RELAXED);
+}
+
+/* Deliver the verdicts of every packet read. The last sends may have
+ * failed: a few more tries; what is left is the kernel's (dropped when
+ * the queue is unbound, or an orphan for the next process). */
+static void answer_read(struct queue *q)
+{
+	for (int i = 0; i < 10 && verdict_batch_pending(&q->vb); i++)
+		send_verdicts(q);
+	if (verdict_batch_pending(&q->vb))
+		log_err("queue %u: stopping with %u verdicts not delivered",
+			q->num, verdict_batch_pending(&q->vb));
 }
 
 /* Receive and verdict what the socket holds, for a bounded time. */
@@ -807,19 +560,13 @@ static void drain(struct queue *q)
 	ev_tstamp end = ev_time() + DRAIN_SECONDS;
 
 	while (ev_time() < end) {
-		int n = receive_batch(q);
+		int n = queue_receive_batch(q);
 
 		rcu_quiescent_state();
 		if (n == 0)
 			break;
 	}
-	/* The last sends may have failed: a few more tries, then the
-	 * kernel drops what is left when the queue is unbound. */
-	for (int i = 0; i < 10 && verdict_batch_pending(&q->vb); i++)
-		send_verdicts(q);
-	if (verdict_batch_pending(&q->vb))
-		log_err("queue %u: stopping with %u verdicts not delivered",
-			q->num, verdict_batch_pending(&q->vb));
+	answer_read(q);
 }
 
 static void apply_params(struct queue *q, struct reconf *rq)
@@ -845,11 +592,9 @@ static void apply_params(struct queue *q, struct reconf *rq)
 	q->params = *np;
 	/* The ACK comes back through the receive path (handle_error_msg),
 	 * which reports it to the main thread. */
-	nlh = cfg_msg(buf, q->num);
-	put_params(nlh, np);
-	put_flags(nlh, np->flags, MANAGED_FLAGS);
+	nlh = queue_conf_msg(buf, q->num, np, false);
 	nlh->nlmsg_flags |= NLM_F_ACK;
-	nlh->nlmsg_seq = q->reconf_seq = next_cfg_seq(q);
+	nlh->nlmsg_seq = q->reconf_seq = queue_next_cfg_seq(q);
 	q->reconf_req = rq->req;
 	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0) {
 		int err = -errno;
@@ -872,20 +617,29 @@ static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
 	if (__atomic_load_n(&q->stopping, __ATOMIC_ACQUIRE)) {
 		ev_io_stop(loop, &q->io);
 		ev_timer_stop(loop, &q->retry);
-		drain(q);
+		if (q->keep_bound)
+			answer_read(q);
+		else
+			drain(q);
 		ev_break(loop, EVBREAK_ALL);
 	}
 }
 
 /* A worker is offline for RCU while it sleeps in the loop, so a grace
- * period never waits for an idle queue. */
+ * period never waits for an idle queue; and idle for the watchdog. */
 static void loop_release(struct ev_loop *loop)
 {
+	struct queue *q = ev_userdata(loop);
+
 	rcu_thread_offline();
+	__atomic_store_n(&q->idle, true, __ATOMIC_RELAXED);
 }
 
 static void loop_acquire(struct ev_loop *loop)
 {
+	struct queue *q = ev_userdata(loop);
+
+	__atomic_store_n(&q->idle, false, __ATOMIC_RELAXED);
 	rcu_thread_online();
 }
 
@@ -902,7 +656,7 @@ static void *worker_main(void *arg)
 		send_verdicts(q);
 	ev_run(q->loop, 0);
 	q->in_worker = false;
-	counters_publish(q);
+	queue_counters_publish(q);
 	log_ring_attach(NULL);
 	rcu_unregister_thread();
 	return NULL;
@@ -917,6 +671,7 @@ int queue_start(struct queue *q)
 	q->loop = ev_loop_new(EVFLAG_AUTO | EVFLAG_NOSIGMASK);
 	if (!q->loop)
 		return -ENOMEM;
+	ev_set_userdata(q->loop, q);
 	ev_set_loop_release_cb(q->loop, loop_release, loop_acquire);
 	ev_io_init(&q->io, on_readable, q->fd, EV_READ);
 	q->io.data = q;
@@ -935,6 +690,8 @@ int queue_start(struct queue *q)
 		CPU_SET(q->cpu, &set);
 		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
 	}
+	/* Idle for the watchdog until its loop says otherwise. */
+	q->idle = true;
 	rc = pthread_create(&q->thread, &attr, worker_main, q);
 	pthread_attr_destroy(&attr);
 	if (rc != 0) {
@@ -957,7 +714,7 @@ bool queue_reconfigure(struct queue *q, const struct conf_options *o,
 	struct reconf *rq, *old;
 
 	/* main_params, not params: the worker writes those. */
-	params_from_options(&np, o, kflags);
+	queue_params_from_options(&np, o, kflags);
 	if (memcmp(&np, &q->main_params, sizeof(np)) == 0 || !q->started)
 		return false;
 	rq = malloc(sizeof(*rq));
@@ -992,27 +749,13 @@ void queue_request_stop(struct queue *q)
 
 void queue_stop(struct queue *q)
 {
-	int rc;
-
 	if (q->started) {
 		queue_request_stop(q);
 		pthread_join(q->thread, NULL);
 		q->started = false;
 		log_ring_flush(q->log);
 	}
-	if (!q->bound)
-		return;
-	/* The kernel drops what is still queued when it unbinds: every
-	 * packet message read from here on is one of those. */
-	q->unbinding = true;
-	rc = send_cmd(q, NFQNL_CFG_CMD_UNBIND);
-	if (rc < 0)
-		log_warn("queue %u: unbind failed (%s)", q->num, strerror(-rc));
-	if (q->flushed)
-		log_info("queue %u: unbound; the kernel dropped %llu packets still queued",
-			 q->num, (unsigned long long)q->flushed);
-	q->bound = false;
-	counters_publish(q);
+	queue_conf_unbind(q);
 }
 
 void queue_free(struct queue *q)
@@ -1028,4 +771,14 @@ void queue_free(struct queue *q)
 	verdict_batch_free(&q->vb);
 	log_ring_free(q->log);
 	free(q);
+}
+
+bool queue_progressed(struct queue *q)
+{
+	uint64_t now = __atomic_load_n(&q->progress, __ATOMIC_RELAXED);
+	bool moved = now != q->progress_seen;
+
+	q->progress_seen = now;
+	return moved || !q->started ||
+	       __atomic_load_n(&q->idle, __ATOMIC_RELAXED);
 }

@@ -6,8 +6,8 @@
 # WatchdogSec=, stopped until the watchdog restarts it. Every packet sent
 # must be delivered, and every one judged by the policy (marked 0x10).
 #
-# Needs the daemon to keep its queue sockets in systemd's file descriptor
-# store and adopt them; until then this test is in XFAIL_TESTS.
+# The daemon keeps its queue sockets in systemd's file descriptor store
+# and adopts them at start (nfqd(8), SYSTEMD).
 #   NFQD_ZERO_LOSS_RATE    packets per second (default 5000)
 #   NFQD_ZERO_LOSS_EVENTS  e.g. "restart kill restart kill restart kill"
 . "$(dirname "$0")/lib.sh"

@@ -2,8 +2,8 @@
 # Option "user" under the unit: the stats file keeps being updated after
 # nfqd switches to that user. The unit's RuntimeDirectory= makes
 # /run/nfqd, owned by root; nfqd hands the stats directory to the user only
-# when it created the directory itself. Needs the daemon to hand over its
-# RuntimeDirectory too; until then this test is in XFAIL_TESTS.
+# when it created the directory itself, or when systemd made it for the
+# service (RUNTIME_DIRECTORY).
 . "$(dirname "$0")/lib.sh"
 
 FAIL_RC=99	# anything but the pending check failing is a harness error

@@ -2,7 +2,8 @@
  * test_queue_rx.c - the worker's receive path fed with hand-made
  * datagrams: packets nfqd cannot read whole (truncated, bad attributes,
  * no readable id) get incomplete-verdict explicitly, are counted, and no
- * batch verdict covers them by accident.
+ * batch verdict covers them by accident; on an adopted socket the
+ * previous process's orphans get one batch verdict below the first id.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,6 +23,7 @@
 #include "policy.h"
 #include "queue.h"
 #include "verdict.h"
+#include "../../src/queue_int.h"
 
 /* IPv4 UDP 192.0.2.1:1234 -> 192.0.2.2:9, 4 bytes of data. */
 static const uint8_t udp4[] = {
@@ -303,6 +305,59 @@ static void test_verdict_error_counted(void **state)
 	assert_int_equal(queue_reconfigure_result(f->q), 0);
 }
 
+/* An adopted socket: the kernel held ids up to 104 (104 packets), the
+ * previous process read 1-100 and answered none. The first packet read
+ * is 101: one batch verdict up to 100 with orphan-verdict comes first. */
+static void test_orphans_batch_below_first_id(void **state)
+{
+	struct fixture *f = *state;
+	struct queue_counters c;
+	struct vmsg m[4];
+
+	f->q->orphans_pending = true;
+	f->q->orphan_verdict = NF_REPEAT;
+	f->q->orphan_total = 104;
+	f->q->orphan_seq = 104;
+	feed(f, good_msg(101), good_msg(101)->nlmsg_len, false);
+	feed(f, good_msg(102), good_msg(102)->nlmsg_len, false);
+	assert_int_equal(take_msgs(f->q, m, 4), 2);
+	assert_int_equal(m[0].type, NFQNL_MSG_VERDICT_BATCH);
+	assert_int_equal(m[0].id, 100);
+	assert_int_equal(m[0].verdict, NF_REPEAT);
+	assert_int_equal(m[1].type, NFQNL_MSG_VERDICT_BATCH);
+	assert_int_equal(m[1].id, 102);
+	assert_int_equal(m[1].verdict, NF_ACCEPT);
+	queue_counters_read(f->q, &c);
+	assert_int_equal(c.orphans, 100);
+	assert_int_equal(c.packets, 2);
+	assert_int_equal(c.accepted, 2);
+	assert_int_equal(c.other, 0);
+	assert_false(f->q->orphans_pending);
+}
+
+/* A graceful stop answered everything it read: what the kernel holds is
+ * what nobody read yet, no orphan, no batch verdict. Ids wrap. */
+static void test_no_orphans_after_graceful_stop(void **state)
+{
+	struct fixture *f = *state;
+	struct queue_counters c;
+	struct vmsg m[4];
+
+	f->q->orphans_pending = true;
+	f->q->orphan_verdict = NF_REPEAT;
+	f->q->orphan_total = 3;
+	f->q->orphan_seq = 1;	/* ids 0xffffffff, 0, 1 */
+	feed(f, good_msg(0xffffffffu), good_msg(0xffffffffu)->nlmsg_len,
+	     false);
+	assert_int_equal(take_msgs(f->q, m, 4), 1);
+	assert_int_equal(m[0].type, NFQNL_MSG_VERDICT);
+	assert_int_equal(m[0].id, 0xffffffffu);
+	assert_int_equal(m[0].verdict, NF_ACCEPT);
+	queue_counters_read(f->q, &c);
+	assert_int_equal(c.orphans, 0);
+	assert_false(f->q->orphans_pending);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +370,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unknown_id_bounded_by_next,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_header,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_orphans_batch_below_first_id,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_orphans_after_graceful_stop,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verdict_error_counted,
 						setup, teardown),

@@ -1,0 +1,435 @@
+/*
+ * queue_conf.c - a queue's netlink configuration, off the packet path:
+ * opening and binding its socket, adopting one a previous process left in
+ * systemd's file descriptor store (and answering that process's
+ * orphans), probing kernel flags, unbinding.
+ *
+ * Binding, copy mode and range, maxlen and flags always travel in one
+ * NFQNL_MSG_CONFIG: the kernel binds first and applies the rest in the
+ * same call, so no packet is ever queued with the defaults.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libmnl/libmnl.h>
+#include <libnetfilter_queue/libnetfilter_queue.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_queue.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <urcu-qsbr.h>
+
+#include "conf.h"
+#include "log.h"
+#include "queue.h"
+#include "queue_int.h"
+#include "stats.h"
+#include "verdict.h"
+
+#ifndef SOL_NETLINK
+#define SOL_NETLINK 270
+#endif
+
+#define ACK_TIMEOUT_MS	2000
+
+/* ------------------------------------------------------------------ */
+/* messages                                                            */
+
+uint32_t queue_next_cfg_seq(struct queue *q)
+{
+	q->seq = (q->seq + 1) & ~VERDICT_SEQ_BIT;
+	if (q->seq == 0)
+		q->seq = 1;
+	return q->seq;
+}
+
+/* Flags and mask go in one message: a second pair would override. */
+static void put_flags(struct nlmsghdr *nlh, uint32_t flags, uint32_t mask)
+{
+	mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl(flags));
+	mnl_attr_put_u32(nlh, NFQA_CFG_MASK, htonl(mask));
+}
+
+struct nlmsghdr *queue_conf_msg(char *buf, uint16_t num,
+				const struct queue_params *p, bool bind)
+{
+	struct nlmsghdr *nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, num);
+
+	if (bind)
+		nfq_nlmsg_cfg_put_cmd(nlh, AF_UNSPEC, NFQNL_CFG_CMD_BIND);
+	if (p->copy_range == 0)
+		nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_META, 0);
+	else
+		nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET,
+					 (int)p->copy_range);
+	nfq_nlmsg_cfg_put_qmaxlen(nlh, p->maxlen);
+	put_flags(nlh, p->flags, MANAGED_FLAGS);
+	return nlh;
+}
+
+/* Send NLH with an ACK request and wait for the ACK, giving verdicts to
+ * any packet that arrives meanwhile. Only while no worker runs. */
+static int talk(struct queue *q, struct nlmsghdr *nlh)
+{
+	struct timespec start, now;
+
+	nlh->nlmsg_flags |= NLM_F_ACK;
+	nlh->nlmsg_seq = queue_next_cfg_seq(q);
+	q->wait_seq = nlh->nlmsg_seq;
+	q->acked = false;
+	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (!q->acked) {
+		struct pollfd pfd = { .fd = q->fd, .events = POLLIN };
+		long ms;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		ms = (now.tv_sec - start.tv_sec) * 1000 +
+		     (now.tv_nsec - start.tv_nsec) / 1000000;
+		if (ms >= ACK_TIMEOUT_MS)
+			break;
+		if (poll(&pfd, 1, (int)(ACK_TIMEOUT_MS - ms)) < 0 &&
+		    errno != EINTR)
+			return -errno;
+		queue_receive_batch(q);
+	}
+	q->wait_seq = 0;
+	return q->acked ? q->ack_err : -ETIMEDOUT;
+}
+
+/* Bind (when BIND) and configure Q with q->params, in one message. */
+static int configure(struct queue *q, bool bind)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+
+	return talk(q, queue_conf_msg(buf, q->num, &q->params, bind));
+}
+
+static void log_conf_error(const struct queue *q, const char *what, int rc)
+{
+	if (rc == -EPERM)
+		log_err("queue %u: %s failed: already bound by another process (%s)",
+			q->num, what, strerror(-rc));
+	else
+		log_err("queue %u: %s with copy-range %u, queue-maxlen %u, flags 0x%x failed (%s)",
+			q->num, what, q->params.copy_range, q->params.maxlen,
+			q->params.flags, strerror(-rc));
+}
+
+/* ------------------------------------------------------------------ */
+/* sockets                                                             */
+
+static int setup_socket(struct queue *q, uint64_t rcvbuf)
+{
+	int one = 1;
+	int size = rcvbuf > (uint64_t)INT32_MAX ? INT32_MAX : (int)rcvbuf;
+
+	if (setsockopt(q->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size,
+		       sizeof(size)) < 0) {
+		log_err("queue %u: SO_RCVBUFFORCE %d failed (%s): nfqd needs CAP_NET_ADMIN",
+			q->num, size, strerror(errno));
+		return -errno;
+	}
+	/* Overruns are counted by the kernel (user_dropped); an ENOBUFS
+	 * error on the socket would only interrupt the receive loop (and
+	 * make systemd drop the socket from its store: POLLERR). */
+	setsockopt(q->fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &one, sizeof(one));
+	setsockopt(q->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	return 0;
+}
+
+static int open_socket(struct queue *q, uint64_t rcvbuf)
+{
+	q->nl = mnl_socket_open2(NETLINK_NETFILTER,
+				 SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (!q->nl) {
+		log_err("queue %u: netlink socket failed (%s)", q->num,
+			strerror(errno));
+		return -errno;
+	}
+	q->fd = mnl_socket_get_fd(q->nl);
+	if (mnl_socket_bind(q->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		log_err("queue %u: netlink bind failed (%s)", q->num,
+			strerror(errno));
+		return -errno;
+	}
+	return setup_socket(q, rcvbuf);
+}
+
+int queue_open(struct queue **out, uint16_t num, int cpu, unsigned slot,
+	       const struct conf_options *o, uint32_t kflags)
+{
+	struct queue *q;
+	int rc;
+
+	rc = queue_alloc(out, num, cpu, slot, o);
+	q = *out;
+	if (rc < 0)
+		return rc;
+	queue_params_from_options(&q->params, o, kflags);
+	q->main_params = q->params;
+	rc = open_socket(q, o->rcvbuf);
+	if (rc < 0)
+		return rc;
+	rc = configure(q, true);
+	if (rc < 0) {
+		log_conf_error(q, "bind", rc);
+		return rc;
+	}
+	q->bound = true;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* adoption and orphans                                                */
+
+static uint32_t orphan_nf_verdict(enum verdict_kind v)
+{
+	switch (v) {
+	case VERDICT_ACCEPT:
+		return NF_ACCEPT;
+	case VERDICT_DROP:
+		return NF_DROP;
+	default:
+		return NF_REPEAT;
+	}
+}
+
+/*
+ * How many packets a batch verdict up to LAST answers: what the kernel
+ * held at adoption (orphan_total, with ids up to orphan_seq) less those
+ * not read before (ids LAST + 1 .. orphan_seq). A count, not a list: the
+ * kernel does not say how many a batch verdict matched.
+ */
+static uint32_t orphans_upto(const struct queue *q, uint32_t last)
+{
+	int32_t unread = (int32_t)(q->orphan_seq - last);
+
+	if (unread <= 0)
+		return q->orphan_total;
+	return (uint32_t)unread >= q->orphan_total ?
+		0 : q->orphan_total - (uint32_t)unread;
+}
+
+/* Orphans count in their own column only: packets, accepted, dropped
+ * and other are about the packets this process received. */
+static void orphans_counted(struct queue *q, uint32_t n)
+{
+	q->orphans_pending = false;
+	q->delta.orphans += n;
+	if (n)
+		log_info("queue %u: %u packets of the previous process given orphan-verdict",
+			 q->num, n);
+}
+
+/* On the packet path, once: the ledger answers ids < FIRST first. */
+void queue_orphans_before(struct queue *q, uint32_t first)
+{
+	struct decision d = { .verdict = q->orphan_verdict };
+	uint32_t n = orphans_upto(q, first - 1);
+
+	if (n)
+		verdict_batch_add_gap(&q->vb, &d);
+	orphans_counted(q, n);
+}
+
+/* Nothing was waiting to be read when the kernel acknowledged the
+ * adoption: every packet it held up to orphan_seq is an orphan. */
+static void orphans_upto_seq(struct queue *q)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+
+	if (!q->orphans_pending)
+		return;
+	if (q->orphan_total == 0) {
+		orphans_counted(q, 0);
+		return;
+	}
+	nlh = nfq_nlmsg_put(buf, NFQNL_MSG_VERDICT_BATCH, q->num);
+	nfq_nlmsg_verdict_put(nlh, (int)q->orphan_seq, (int)q->orphan_verdict);
+	nlh->nlmsg_seq = VERDICT_SEQ_BIT;
+	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0) {
+		log_err("queue %u: orphan verdict failed (%s)", q->num,
+			strerror(errno));
+		q->orphans_pending = false;
+		return;
+	}
+	orphans_counted(q, q->orphan_total);
+}
+
+/*
+ * The kernel's queue_total and id_sequence, read before the adoption's
+ * config message: that message takes the queue's lock, so every packet
+ * numbered up to id_sequence is in the socket before its ACK.
+ */
+static void orphans_prepare(struct queue *q, enum verdict_kind v)
+{
+	struct kqueue_line k;
+
+	q->orphan_verdict = orphan_nf_verdict(v);
+	if (stats_kernel_line(q->num, &k) < 0)
+		return;	/* not bound: nothing held */
+	q->orphan_total = k.queue_total;
+	q->orphan_seq = k.id_sequence;
+	q->orphans_pending = true;
+}
+
+int queue_adopt(struct queue **out, int fd, uint16_t num, int cpu,
+		unsigned slot, const struct conf_options *o, uint32_t kflags)
+{
+	struct queue *q;
+	int rc;
+
+	rc = queue_alloc(out, num, cpu, slot, o);
+	q = *out;
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	queue_params_from_options(&q->params, o, kflags);
+	q->main_params = q->params;
+	q->nl = mnl_socket_fdopen(fd);
+	if (!q->nl) {
+		log_err("queue %u: stored socket unusable (%s)", num,
+			strerror(errno));
+		close(fd);
+		return -errno;
+	}
+	q->fd = fd;
+	q->adopted = true;
+	/* Whoever made it, the worker's loop needs it non-blocking. */
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+		return -errno;
+	rc = setup_socket(q, o->rcvbuf);
+	if (rc < 0)
+		return rc;
+	orphans_prepare(q, o->orphan_verdict);
+	rc = configure(q, false);
+	if (rc == -ENODEV) {
+		/* The socket no longer holds the queue: bind it anew. */
+		q->orphans_pending = false;
+		q->adopted = false;
+		rc = configure(q, true);
+	}
+	if (rc < 0) {
+		log_conf_error(q, q->adopted ? "adopt" : "bind", rc);
+		return rc;
+	}
+	q->bound = true;
+	orphans_upto_seq(q);
+	queue_counters_publish(q);
+	log_info("queue %u: %s the socket stored by the previous process",
+		 num, q->adopted ? "adopted" : "rebound");
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* kernel flags                                                        */
+
+/*
+ * The kernel checks flags before it looks up the queue: a config message
+ * with only FLAGS and MASK for a queue this socket does not hold answers
+ * EOPNOTSUPP for a flag it lacks, and ENODEV or EPERM otherwise. No
+ * queue is bound or changed.
+ */
+int queue_kflags_supported(uint32_t wanted, uint16_t num, uint32_t *out)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct queue q = { .num = num, .fd = -1 };
+	int rc = 0;
+
+	*out = 0;
+	q.nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
+	if (!q.nl)
+		return -errno;
+	if (mnl_socket_bind(q.nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	for (uint32_t bit = 1; bit; bit <<= 1) {
+		struct nlmsghdr *nlh;
+		char ack[MNL_SOCKET_BUFFER_SIZE];
+		ssize_t n;
+
+		if (!(wanted & bit))
+			continue;
+		nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, num);
+		put_flags(nlh, bit, bit);
+		nlh->nlmsg_flags |= NLM_F_ACK;
+		nlh->nlmsg_seq = queue_next_cfg_seq(&q);
+		if (mnl_socket_sendto(q.nl, nlh, nlh->nlmsg_len) < 0) {
+			rc = -errno;
+			break;
+		}
+		n = mnl_socket_recvfrom(q.nl, ack, sizeof(ack));
+		if (n < 0) {
+			rc = -errno;
+			break;
+		}
+		if (mnl_cb_run(ack, (size_t)n, nlh->nlmsg_seq, 0, NULL,
+			       NULL) >= 0 || (errno != EOPNOTSUPP &&
+					      errno != EINVAL))
+			*out |= bit;
+		else
+			log_debug("kernel: queue flag 0x%x not supported", bit);
+	}
+out:
+	mnl_socket_close(q.nl);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* unbinding                                                           */
+
+void queue_conf_unbind(struct queue *q)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	int rc;
+
+	if (!q->bound)
+		return;
+	q->bound = false;
+	/* The socket lives on in systemd's store: the next process adopts
+	 * the queue and everything still queued. */
+	if (q->keep_bound)
+		return;
+	/* The kernel drops what is still queued when it unbinds: every
+	 * packet message read from here on is one of those. */
+	q->unbinding = true;
+	nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, q->num);
+	nfq_nlmsg_cfg_put_cmd(nlh, AF_UNSPEC, NFQNL_CFG_CMD_UNBIND);
+	rc = talk(q, nlh);
+	if (rc < 0)
+		log_warn("queue %u: unbind failed (%s)", q->num, strerror(-rc));
+	if (q->flushed)
+		log_info("queue %u: unbound; the kernel dropped %llu packets still queued",
+			 q->num, (unsigned long long)q->flushed);
+	queue_counters_publish(q);
+}
+
+/* ------------------------------------------------------------------ */
+/* accessors for the daemon                                            */
+
+int queue_fd(const struct queue *q)
+{
+	return q->fd;
+}
+
+bool queue_adopted(const struct queue *q)
+{
+	return q->adopted;
+}
+
+void queue_keep_bound(struct queue *q, bool keep)
+{
+	q->keep_bound = keep;
+}
