@@ -3,7 +3,8 @@
 # errors, and run the whole test suite: unit tests, integration tests
 # against the real kernel in their own network namespaces, system tests
 # (the installed tree under a real systemd in a container), make
-# distcheck, and a short run of every fuzz target. Run as root from
+# distcheck, make check again with ASan + UBSan, and a short run of every
+# fuzz target. Run as root from
 # anywhere in a clone.
 # In CI (CI=true) a skipped integration test fails the run.
 set -euo pipefail
@@ -53,6 +54,34 @@ else
 	echo "make distcheck failed:"
 	tail -n 60 distcheck.out
 fi
+
+# make check again with ASan + UBSan (tests/README.md): a report fails the
+# test that caused it. make check-sanitizers leaves out the system tests
+# and the two tests that assert a time or a rate (SAN_SKIP_TESTS in
+# Makefile.am says why).
+echo "== make check with ASan + UBSan"
+t0=$SECONDS
+mkdir -p "$top/build-asan"
+cd "$top/build-asan"
+sstatus=0
+{
+	../configure --enable-werror --enable-sanitizers >/dev/null &&
+	make -j"$jobs" >/dev/null &&
+	make -j"$jobs" check-sanitizers >check.out 2>&1
+} || sstatus=$?
+grep -E '^(FAIL|XPASS|ERROR):' check.out || true
+grep -E '^# (TOTAL|PASS|SKIP|XFAIL|FAIL|ERROR):' check.out || true
+if [ $sstatus -eq 0 ]; then
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1))
+	echo "== failing test logs (ASan + UBSan)"
+	for log in $(find . -name '*.log' ! -name test-suite.log ! -name config.log); do
+		grep -qE '^:test-result: (FAIL|ERROR)' "${log%.log}.trs" 2>/dev/null \
+			&& { echo "--- $log"; tail -n 80 "$log"; }
+	done
+fi
+echo "ASan + UBSan: $((SECONDS - t0)) s"
 
 echo "== fuzz (clang, libFuzzer + ASan, ${FUZZ_SECONDS:-15} s per target)"
 mkdir -p "$top/build-fuzz"

@@ -14,7 +14,7 @@ import sys
 GROUPS = [
     ("program", ("nfqd", "nfqd-ctl", "check")),
     ("daemon", ("daemon", "fdstore", "registry", "ifcache", "log",
-                "defaults")),
+                "defaults", "rcu_publish", "tsan_urcu")),
     ("packet path", ("queue", "queue_int", "queue_conf", "verdict", "pkt",
                      "pktmsg", "policy", "policy_judge", "policy_int",
                      "policy_lint", "policy_field",

@@ -144,6 +144,20 @@ void conf_match_clear(struct conf_match *m);
 void conf_elems_free(struct conf_elem *e, unsigned n);
 void conf_rule_clear(struct conf_rule *r);
 void conf_rules_free(struct conf_rule *r, unsigned n);
+/*
+ * Arrays the parser grows one element at a time (rules, a value's
+ * elements) keep a capacity of the next power of two, implied by the
+ * count: the new capacity to reallocate to before adding element N, or
+ * 0 if there is room. An allocator whose realloc always moves (ASan's)
+ * made 5000 rules cost seconds of copying.
+ */
+static inline size_t conf_grow(size_t n)
+{
+	if (n & (n - 1))
+		return 0;
+	return n ? 2 * n : 1;
+}
+
 void conf_pst_cleanup(struct pstate *st);
 
 /* Grammar actions (conf_build.c). Values are borrowed, never freed. */

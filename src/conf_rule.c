@@ -552,13 +552,15 @@ void conf_pst_rule(struct pstate *st, struct items *l,
 {
 	struct conf_hook *h = st->cur_hook;
 	struct conf_rule *n;
+	size_t cap;
 	int bad;
 
 	bad = check_order(st, l, end);
 	bad |= check_protos(st, l);
 	if (bad || !h)
 		goto out;
-	n = realloc(h->rules, (h->n_rules + 1) * sizeof(*n));
+	cap = conf_grow(h->n_rules);
+	n = cap ? realloc(h->rules, cap * sizeof(*n)) : h->rules;
 	if (!n) {
 		st->nomem = true;
 		goto out;

@@ -61,7 +61,8 @@ struct pval *conf_pval_new(struct pelem *first, const struct conf_loc *loc)
 /* Takes e (its contents move into the array) even on failure. */
 int conf_pval_add(struct pval *v, struct pelem *e)
 {
-	struct pelem *n = realloc(v->elems, (v->n + 1) * sizeof(*n));
+	size_t cap = conf_grow(v->n);
+	struct pelem *n = cap ? realloc(v->elems, cap * sizeof(*n)) : v->elems;
 
 	if (!n) {
 		conf_pelem_free(e);

@@ -644,7 +644,7 @@ static int wait_reconfigured(struct registry *r, const bool *asked,
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned i = 0; i < r->n && rc == 0; i++) {
-		int res;
+		int res = 0;
 
 		while (asked[i] && (res = queue_reconfigure_result(r->q[i])) > 0 &&
 		       ms_since(&t0) < RECONF_WAIT_MS)

@@ -15,6 +15,7 @@
 
 #include "ifcache.h"
 #include "log.h"
+#include "rcu_publish.h"
 
 #define NL_BUF_SIZE	32768	/* as libmnl's MNL_SOCKET_DUMP_SIZE */
 
@@ -65,7 +66,7 @@ static void publish(struct ifcache *c)
 			s = (s + 1) & t->mask;
 		t->e[s] = c->links[i];
 	}
-	old = rcu_xchg_pointer(&c->published, t);
+	old = rcu_publish_ptr(&c->published, t);
 	if (old) {
 		synchronize_rcu();
 		free(old);
@@ -123,7 +124,7 @@ bool ifcache_name(const struct ifcache *c, uint32_t ifindex, char *name)
 	if (!c || !ifindex)
 		return false;
 	rcu_read_lock();
-	t = rcu_dereference(c->published);
+	t = rcu_read_ptr(c->published);
 	if (t) {
 		for (unsigned s = slot_of(ifindex, t->mask); t->e[s].ifindex;
 		     s = (s + 1) & t->mask) {
@@ -294,7 +295,7 @@ void ifcache_free(struct ifcache *c)
 		ev_io_stop(c->mon_loop, &c->mon_io);
 	if (c->mon)
 		mnl_socket_close(c->mon);
-	old = rcu_xchg_pointer(&c->published, NULL);
+	old = rcu_publish_ptr(&c->published, (struct iftab *)NULL);
 	if (old) {
 		synchronize_rcu();
 		free(old);

@@ -93,7 +93,10 @@ int main(int argc, char **argv)
 	};
 	const char *path = NFQD_DEFAULT_CONFIG;
 	bool given = false, check = false, dump = false, builtin;
-	struct nfqd d = { 0 };
+	/* Static: the daemon's state lives until exit, also after a failed
+	 * start (which returns without tearing down what it began); a leak
+	 * checker must see it reachable, not lost with main's frame. */
+	static struct nfqd d;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "c:tdVh", longopts, NULL)) != -1) {

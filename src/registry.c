@@ -4,7 +4,7 @@
  * workers, stats and control read lock-free.
  */
 #include <stdlib.h>
-#include <urcu-qsbr.h>
+#include "rcu_publish.h"
 
 #include "registry.h"
 
@@ -28,12 +28,12 @@ struct registry *registry_alloc(unsigned n)
 
 struct registry *registry_get(const struct registry_root *root)
 {
-	return rcu_dereference(root->queues);
+	return rcu_read_ptr(root->queues);
 }
 
 void registry_publish(struct registry_root *root, struct registry *r)
 {
-	struct registry *old = rcu_xchg_pointer(&root->queues,
+	struct registry *old = rcu_publish_ptr(&root->queues,
 						r ? r : &empty_registry);
 
 	synchronize_rcu();
@@ -43,13 +43,13 @@ void registry_publish(struct registry_root *root, struct registry *r)
 
 struct policy *registry_policy(const struct registry_root *root)
 {
-	return rcu_dereference(root->policy);
+	return rcu_read_ptr(root->policy);
 }
 
 struct policy *registry_publish_policy(struct registry_root *root,
 				       struct policy *p)
 {
-	struct policy *old = rcu_xchg_pointer(&root->policy, p);
+	struct policy *old = rcu_publish_ptr(&root->policy, p);
 
 	synchronize_rcu();
 	return old;

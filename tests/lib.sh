@@ -29,6 +29,52 @@ _BG_PIDS=
 
 log() { echo "# $TEST_NAME: $*"; }
 
+# Sanitizer builds (tests/README.md): every program the test runs writes
+# its sanitizer reports to $TMP/san/, whatever it does with its stderr,
+# and cleanup fails the test if one is there. A test that expects a
+# program to fail cannot mistake a report for that failure. The directory
+# is open to all: some programs run as nobody.
+SAN_DIR=$TMP/san
+mkdir -p "$SAN_DIR"
+if [ "${SAN_MODE:-none}" != none ]; then
+	chmod 711 "$TMP"
+	chmod 1777 "$SAN_DIR"
+fi
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$SAN_DIR/report"
+UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$SAN_DIR/report"
+TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}log_path=$SAN_DIR/report"
+export ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
+
+# The LD_PRELOAD list for running nfqd with shim $1: in a sanitizer build
+# the sanitizer's runtime must come first in the process (ASan refuses to
+# start otherwise), so it goes before the shim.
+san_preload() {
+	local rt
+	rt=$(ldd "$NFQD" | awk '/lib[at]san\.so/ { print $3; exit }')
+	echo "${rt:+$rt:}$1"
+}
+
+# Fail unless the sanitizers stayed silent: report files in $SAN_DIR, or
+# a report in a log the test kept (a program run with its own options).
+san_check() {
+	local f bad=0
+	for f in "$SAN_DIR"/report.*; do
+		[ -e "$f" ] || continue
+		echo "FAIL: $TEST_NAME: sanitizer report $(basename "$f"):" >&2
+		cat "$f" >&2
+		bad=1
+	done
+	for f in "$TMP"/*.log; do
+		[ -e "$f" ] || continue
+		if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer' "$f"; then
+			echo "FAIL: $TEST_NAME: sanitizer report in $(basename "$f"):" >&2
+			grep -A30 -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer' "$f" >&2
+			bad=1
+		fi
+	done
+	return $bad
+}
+
 fail() {
 	echo "FAIL: $TEST_NAME: $*" >&2
 	if [ -s "$TMP/nfqd.log" ]; then
@@ -59,6 +105,7 @@ cleanup() {
 	done
 	ip netns del "$NS_A" 2>/dev/null
 	ip netns del "$NS_B" 2>/dev/null
+	san_check || rc=1
 	if [ $rc -eq 0 ] || [ -z "${KEEP_TMP:-}" ]; then
 		rm -rf "$TMP"
 	fi

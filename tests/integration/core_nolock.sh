@@ -33,7 +33,7 @@ hook input {
 }
 EOF
 )
-LD_PRELOAD="$TMP/nolock.so" start_nfqd "$NS_B" "$conf"
+LD_PRELOAD="$(san_preload "$TMP/nolock.so")" start_nfqd "$NS_B" "$conf"
 wait_bound "$NS_B" 0 1
 # Packets judged so far by queue $1, or by all queues without $1.
 received() {

@@ -15,7 +15,7 @@ write_conf() {
 		>"$TMP/nfqd.conf.new" && mv "$TMP/nfqd.conf.new" "$TMP/nfqd.conf"
 }
 write_conf 1
-ip netns exec "$NS_B" env LD_PRELOAD="$TMP/threadfail.so" THREADFAIL_FILE="$TMP/fail" \
+ip netns exec "$NS_B" env LD_PRELOAD="$(san_preload "$TMP/threadfail.so")" THREADFAIL_FILE="$TMP/fail" \
 	"$NFQD" -c "$TMP/nfqd.conf" >"$TMP/nfqd.log" 2>&1 &
 NFQD_PID=$!
 wait_bound "$NS_B" 0

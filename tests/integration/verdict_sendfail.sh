@@ -42,7 +42,7 @@ EOF
 run() {
 	local label=$1 i
 	shift
-	env LD_PRELOAD="$TMP/sendfail.so" "$@" \
+	env LD_PRELOAD="$(san_preload "$TMP/sendfail.so")" "$@" \
 		ip netns exec "$NS_B" "$NFQD" -c "$conf" >"$TMP/nfqd.log" 2>&1 &
 	NFQD_PID=$!
 	wait_bound "$NS_B" 0 1

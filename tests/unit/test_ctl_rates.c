@@ -53,7 +53,7 @@ static void test_queue_rates(void **state)
 			  "\"queue_dropped\":9,\"queue_total\":8},"
 			  "{\"queue\":1,\"packets\":5,\"batches\":5},"
 			  "{\"queue\":2,\"packets\":9}]}");
-	json_t *q0, *q2;
+	json_t *q0, *q2, *empty;
 
 	assert_int_equal(ctl_rates_queues(prev, cur, 2.0), 0);
 	assert_true(rate(cur, 0, "packets") == 100);
@@ -75,7 +75,9 @@ static void test_queue_rates(void **state)
 	q2 = json_array_get(json_object_get(cur, "queues"), 2);
 	assert_null(json_object_get(q2, "rates"));
 	assert_int_equal(ctl_rates_queues(prev, cur, 0), -EINVAL);
-	assert_int_equal(ctl_rates_queues(prev, doc("{}"), 1), -EINVAL);
+	empty = doc("{}");
+	assert_int_equal(ctl_rates_queues(prev, empty, 1), -EINVAL);
+	json_decref(empty);
 	json_decref(prev);
 	json_decref(cur);
 }
@@ -99,7 +101,7 @@ static const char rules_cur[] =
 static void test_rule_rates(void **state)
 {
 	json_t *prev = doc(rules_prev), *cur = doc(rules_cur);
-	json_t *rows = ctl_rates_rules(prev, cur, 10), *r;
+	json_t *rows = ctl_rates_rules(prev, cur, 10), *r, *empty;
 
 	assert_non_null(rows);
 	/* The policy of a hook without rules and packets is left out. */
@@ -130,7 +132,9 @@ static void test_rule_rates(void **state)
 			    "tcp dport 23 drop");
 	assert_true(json_is_null(json_object_get(r, "rate")));
 	json_decref(rows);
-	assert_null(ctl_rates_rules(NULL, doc("[]"), 1));
+	empty = doc("[]");
+	assert_null(ctl_rates_rules(NULL, empty, 1));
+	json_decref(empty);
 	json_decref(prev);
 	json_decref(cur);
 }
