@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # nfqd end to end, as root, in two network namespaces of its own:
 # installs what is missing, builds, puts iptables NFQUEUE rules in front of
 # a host, runs nfqd with a small policy, sends traffic, shows the stats,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Install what nfqd needs to build, run its tests, its demo and its benchmark
 # (make bench) on Debian (bookworm or later), as root. Installs only what is
 # missing.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Install the build and test dependencies, build nfqd with warnings as
 # errors, and run the whole test suite: unit tests, integration tests
 # against the real kernel in their own network namespaces, system tests

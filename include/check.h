@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * check.h - "nfqd -t": load and compile a config without binding
  * anything, and say what was found.

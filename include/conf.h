@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * conf.h - the parsed configuration: options, sets and hook blocks, exactly
  * as the user wrote them (an AST). conf_load() fills a fresh object; nothing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl.h - the control socket server on the main loop: accepts nfqd-ctl
  * connections, checks the peer, decodes requests (proto.h), answers.

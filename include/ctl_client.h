@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl_client.h - the client end of the control protocol, for nfqd-ctl:
  * one request, one response (ctl_client.c); and rendering of the daemon's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl_cmd.h - the daemon's control commands (status, stats, rules, reload,
  * counters reset): one decoded request in, one JSON document out. Called

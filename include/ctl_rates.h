@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl_rates.h - rates for nfqd-ctl's live views (stats -w, top), computed
  * on the client from two of the daemon's documents and the time the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl_view.h - nfqd-ctl's live text views (ctl_view.c): the per-queue
  * rates table of "stats -w" and the frame of "top", drawn from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl_watch.h - nfqd-ctl's repeating commands: polling the daemon every
  * interval and keeping two samples for rates, "stats -w" and the batch

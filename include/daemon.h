@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * daemon.h - the daemon: config, queues and workers, the main thread's
  * libev loop (signals), reload and shutdown. Everything in struct nfqd is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * defaults.h - the few constants every part of nfqd shares: default paths
  * and the queue limit. Nothing here depends on the config's structure.

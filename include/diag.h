@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * diag.h - diagnostics: one record (severity, location, message) for
  * every stage that reads a config - the parser, the policy compiler, set

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fdstore.h - the queue sockets kept in systemd's file descriptor store, so
  * that a queue's binding (which belongs to its netlink socket) outlives a

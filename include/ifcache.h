@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ifcache.h - ifindex -> interface name, kept from rtnetlink (link add,
  * remove, rename) on the main loop, read lock-free by workers. The daemon

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * log.h - one-line-per-event logging to stderr, safe from any thread.
  * A worker thread attaches a ring of its own: its lines are copied there

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * pkt.h - the packet view: what one NFQUEUE message says about one packet,
  * and its IPv4/IPv6 and transport headers, parsed without ever reading past

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * policy.h - the compiled, immutable policy: per hook and family an
  * ordered array of compiled rules, sets in hash tables or interval

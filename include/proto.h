@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * proto.h - the control protocol's framing, shared by nfqd (ctl.c) and
  * nfqd-ctl: one request frame per connection, one response frame back.

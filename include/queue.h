@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * queue.h - one NFQUEUE worker: its netlink socket, its thread pinned to a
  * CPU, its own libev loop, buffers and counters. Nothing in here is shared

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rcu_publish.h - RCU pointer publication that ThreadSanitizer can see. */
 #ifndef NFQD_RCU_PUBLISH_H
 #define NFQD_RCU_PUBLISH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * registry.h - the state workers, stats and control read without locks,
  * published with liburcu (QSBR flavour): the queue table and the current

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * set.h - the lookup structures behind sets and inline { lists }: an
  * open-addressing hash for exact values and a sorted array of disjoint

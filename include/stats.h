@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * stats.h - the /proc-style stats file (nfqd(8), docs/stats-file.md): a
  * timer on the main loop rewrites it whole (temporary file, rename) every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * verdict.h - the verdict ledger and batcher: every decision made for a
  * packet the kernel still holds, in id order, until a sendmsg has

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* check.c - "nfqd -t" and "nfqd -t --dump". */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* conf.c - the conf object: defaults, loading a file, freeing, queue list. */
 #include <errno.h>
 #include <fcntl.h>

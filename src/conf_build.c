@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* conf_build.c - grammar actions for options, sets and hooks blocks. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * conf_dump.c - the normalised config, as "nfqd -t --dump" prints it:
  * every value in one spelling (numbers in decimal, marks in hex, address

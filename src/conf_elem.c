@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* conf_elem.c - one value (address, port, name, ...) into a conf_elem. */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * conf_parse.h - private to the config parser: parse state, raw values as
  * the scanner and grammar see them, and the checks that turn them into a

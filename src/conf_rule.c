@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* conf_rule.c - grammar actions for rules: matches, statements, verdicts. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * conf_setfile.c - streaming set-file reading: one element per line,
  * parsed by conf_parse_elem() so a file accepts what an inline element

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* conf_val.c - raw parse values, rule items, error records and rule text. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl.c - the control socket on the main loop: accepts nfqd-ctl
  * connections, checks each peer's credentials, reads one request frame,

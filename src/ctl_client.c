@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl_client.c - the client end of the control protocol: connect, send
  * one request frame, read one response frame, all under one deadline.

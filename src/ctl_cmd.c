@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl_cmd.c - the daemon's control commands: each turns the daemon's
  * state into the JSON document nfqd-ctl(8) documents. Main thread only.

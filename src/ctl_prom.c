@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl_prom.c - the stats and rules documents as Prometheus text
  * exposition (format 0.0.4) for "nfqd-ctl stats --prometheus": counters

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl_rates.c - per-queue and per-rule rates from two of the daemon's
  * documents; the client measures the time between them, so the rates do

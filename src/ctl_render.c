@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl_render.c - nfqd-ctl's text output: the daemon always answers JSON;
  * this turns status, stats and rules into aligned tables.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl_top.c - "nfqd-ctl top" on a terminal. ncurses rather than raw ANSI
  * sequences: terminfo knows each terminal's alternate screen, cursor and

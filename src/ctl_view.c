@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl_view.c - the text of nfqd-ctl's live views: the per-queue rates
  * table ("stats -w", "top") and the rest of a "top" frame (header, the

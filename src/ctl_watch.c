@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl_watch.c - polling the daemon every interval for nfqd-ctl's live
  * views: two samples and the rates between them, "stats -w" (text table

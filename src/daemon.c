@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * daemon.c - start-up, the main loop (signals), reload and shutdown.
  * Everything here runs on the main thread; workers only see what the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* diag.c - the diagnostics list: queueing, ordering and printing. */
 #include <errno.h>
 #include <stdarg.h>

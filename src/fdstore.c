@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fdstore.c - the queue sockets kept in systemd's file descriptor store:
  * collected at start (LISTEN_FDS, FDNAME=nfq-<num>), handed to the queues

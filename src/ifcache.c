@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ifcache.c - ifindex -> name from rtnetlink (a dump at start, then link
  * notifications) on the main loop; published as an immutable hash table

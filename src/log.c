@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * log.c - one-line-per-event logging to stderr (with syslog priorities
  * when stderr is the journal), and the per-worker rings that keep

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * nfqd-ctl.c - the control command: parses the command line against a
  * command table, sends one request to nfqd and prints the answer as text,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * nfqd.c - the daemon's command line, and main(): composes the daemon
  * (daemon.c), the control socket (ctl.c) and the stats writer (stats.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* parser.y - the config grammar (nfqd.conf(5)); checks in conf_*.c. */
 %define api.pure full
 %define api.prefix {nfqd_yy}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * pkt.c - IPv4/IPv6 and transport header parsing, bounded by the copy: the
  * network and transport headers as nft finds them (nft_set_pktinfo_ipv4 /

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pktmsg.c - one NFQUEUE packet message -> struct pkt (netlink attributes). */
 #include <arpa/inet.h>
 #include <libmnl/libmnl.h>

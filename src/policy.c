@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* policy.c - compiling the config's hook blocks into an immutable policy. */
 #include <errno.h>
 #include <stdarg.h>

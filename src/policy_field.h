@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * policy_field.h - what a value match sees of a packet: each field's state
  * (PRESENT, ABSENT, INCOMPLETE) and value, exactly as the matcher compares

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * policy_index.h - the rule classifier: per hook and family, which rules a
  * packet could match at all, found by hashing its field values, so that

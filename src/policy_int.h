@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * policy_int.h - the compiled policy's layout, shared by policy.c (build,
  * introspection), policy_judge.c (the packet path) and policy_lint.c.

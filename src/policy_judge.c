@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* policy_judge.c - the packet path: matching, statements, counters. */
 #include <arpa/inet.h>
 #include <linux/netfilter.h>

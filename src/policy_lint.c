@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * policy_lint.c - warnings about a config that compiles but probably does
  * not do what was meant: rules an earlier rule hides, matches copy-range

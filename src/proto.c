@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* proto.c - control protocol framing and request payloads (see proto.h). */
 #include <arpa/inet.h>
 #include <errno.h>

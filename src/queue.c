@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * queue.c - one NFQUEUE worker: the receive/judge/verdict cycle and the
  * thread that runs it on its own libev loop (binding and the other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * queue_conf.c - a queue's netlink configuration, off the packet path:
  * opening and binding its socket, adopting one a previous process left in

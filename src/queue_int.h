@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * queue_int.h - struct queue and what its two halves share: queue.c (the
  * worker's receive / judge / verdict path) and queue_conf.c (the netlink

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * registry.c - the RCU-published queue table and policy pointer of one
  * struct registry_root (the daemon's). Only the main thread publishes;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* set.c - exact-value hashes and sorted interval arrays behind every set. */
 #include <errno.h>
 #include <stdlib.h>

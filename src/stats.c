@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * stats.c - the /proc-style stats file (nfqd(8), STATS FILE), rewritten whole
  * by a timer on the main loop, and the reader of the kernel's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tsan_urcu.c - liburcu's grace periods told to ThreadSanitizer. */
 #include <dlfcn.h>
 #include <sanitizer/tsan_interface.h>

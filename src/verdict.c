@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * verdict.c - the verdict ledger and batcher. Decisions wait in a ring, in
  * id order, until the sendmsg carrying them succeeded; messages are always

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/lib.sh - shared helpers for nfqd's integration tests.
 #
 # Every test builds its own network namespaces (names carry the test's PID,

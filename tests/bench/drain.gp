@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/bench/drain.gp - bar chart of drain throughput per scenario
 # (drain.csv: median bars, min-max error bars). gnuplot -e "dir='DIR'".
 set terminal svg size 1100,600 dynamic font "sans,12" background rgb "white"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * floor.c - nfqd-floor, the benchmark's no-work batched consumer: the
  * fastest an NFQUEUE consumer can be with nfqd's socket set-up, so that

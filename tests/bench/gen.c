@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gen.c - nfqd-gen, a sendmmsg UDP traffic generator for nfqd's benchmark
  * and integration tests.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * latency.c - nfqd-latency, the receiving end of the benchmark's latency
  * probes (sent by nfqd-gen -L).

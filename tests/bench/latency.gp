@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/bench/latency.gp - probe latency percentiles vs offered load, one
 # line per consumer, one panel per percentile (latency.csv). gnuplot -e
 # "dir='DIR'".

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * refconsumer.c - nfqd-refconsumer, the classic NFQUEUE consumer used as the
  * benchmark's baseline: libmnl + libnetfilter_queue's nlmsg helpers, shaped

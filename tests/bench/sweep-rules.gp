@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/bench/sweep-rules.gp - nfqd throughput vs rule count, log x
 # (sweep-rules.csv). gnuplot -e "dir='DIR'".
 set terminal svg size 900,520 dynamic font "sans,12" background rgb "white"

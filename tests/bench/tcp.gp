@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/bench/tcp.gp - TCP throughput through each consumer, queue GSO
 # flag on and off, and the flow bypass (tcp.csv). gnuplot -e "dir='DIR'".
 set terminal svg size 1000,560 dynamic font "sans,12" background rgb "white"

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/diff/adversarial.py - the adversarial differential test's driver:
 # per round a random policy (policygen.py) loaded into nfqd and into nft, a
 # random copy-range for nfqd, and random plain and hostile probes

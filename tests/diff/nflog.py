@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/diff/nflog.py - a minimal NFLOG reader (nfnetlink_log) for the
 # adversarial differential test: binds log groups in the namespace it is
 # created in and reads (group, hook, packet bytes) for every logged packet.

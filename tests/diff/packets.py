@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/diff/packets.py - hostile and plain probes for the adversarial
 # differential test, crafted with scapy, plus the test's own idea of which
 # packets nfqd may be unable to judge with a given copy range.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/diff/policygen.py - random policies for the adversarial
 # differential test. One description (named sets, then per hook a policy
 # and rules of matches) is rendered twice: as nfqd.conf and as an nft

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/diff/probe.py - the differential test's packet driver: sends the
 # same crafted probes through two namespace pairs (nfqd's and nft's) and
 # prints, per probe, whether it arrived on each side.

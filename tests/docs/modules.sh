@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # modules.sh - the architecture claims of docs/architecture.md, from the
 # source: no include cycle between modules of different families, the
 # committed module graph (docs/modules.dot) is the one the includes give,
@@ -27,5 +28,21 @@ if [ -n "$hits" ]; then
 	echo "$hits"
 	fail=1
 fi
-[ $fail -eq 0 ] && echo "ok: no include cycle, module graph current, docs self-contained"
+# Every source, header, grammar and script carries its licence (COPYING).
+unlicensed=$(cd "$top" && find src include tests contrib systemd man docs \
+	.ci autogen.sh configure.ac Makefile.am -type f \
+	\( -name '*.[chly]' -o -name '*.sh' -o -name '*.py' -o -name '*.in' \
+	   -o -name '*.[58]' -o -name '*.gp' -o -name '*.dot' -o -name '*.am' \
+	   -o -name '*.ac' -o -perm -u+x \) \
+	! -path '*/corpus/*' ! -path '*/regressions/*' 2>/dev/null |
+	while read -r f; do
+		head -n 3 "$f" | grep -q 'SPDX-License-Identifier: GPL-2.0-or-later' ||
+			echo "$f"
+	done)
+if [ -n "$unlicensed" ]; then
+	echo "FAIL: no SPDX-License-Identifier line in the first three lines of:"
+	echo "$unlicensed"
+	fail=1
+fi
+[ $fail -eq 0 ] && echo "ok: no include cycle, module graph current, docs self-contained, every source licensed"
 exit $fail

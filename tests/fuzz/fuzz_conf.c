@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz_conf.c - libFuzzer target: any bytes through the config parser. */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fuzz_pkt.c - libFuzzer target: pkt_parse_headers() on arbitrary bytes,
  * then policy_judge() of the result against a policy using every match.

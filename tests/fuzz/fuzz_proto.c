@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fuzz_proto.c - libFuzzer target for the control protocol decoder: the
  * input is fed to proto_frame_decode() whole and in two pieces, as the

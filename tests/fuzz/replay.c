@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* replay.c - a fuzz target's inputs in make check, without libFuzzer. */
 #include <dirent.h>
 #include <stdint.h>

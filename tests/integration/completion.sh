@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # completion.sh - the bash completions of contrib/completion, loaded the
 # way bash-completion loads them (by command name, from a completions
 # directory), in a real bash: commands, sub-commands, each command's

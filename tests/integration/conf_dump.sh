@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # conf_dump.sh - golden config dumps. For every tests/conf/NAME.conf,
 # what "nfqd -t --dump" prints (the normalised config, or the errors and
 # warnings with their source lines and carets) must equal NAME.dump; and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # "queues auto" binds one queue per online CPU from queue-base, and each
 # worker thread is pinned to its CPU.
 . "$(dirname "$0")/../lib.sh"

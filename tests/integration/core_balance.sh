@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Two queues behind --queue-balance 0:1: 100,000 UDP datagrams and pings
 # all arrive, both queues are used, the kernel dropped nothing.
 . "$(dirname "$0")/../lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # No lock and no system call on the packet path, checked under load:
 # during a window of a flood through two queues and a policy with sets,
 # ranges, marks, a log statement and an interface name, the worker threads

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # SIGTERM in the middle of a flood: every packet nfqd received gets a
 # verdict before it exits, so the sink sees exactly what nfqd accepted.
 . "$(dirname "$0")/../lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Start-up failures exit 1 with exactly one clear line: a queue bound by another
 # process, no CAP_NET_ADMIN, a -c file that does not exist. The daemon
 # already running keeps working.

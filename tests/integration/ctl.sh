@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # ctl.sh - nfqd-ctl's commands, options, outputs and exit statuses
 # (nfqd-ctl(8)): status, reload (good, bad, SIGHUP), rules, usage
 # errors (2), an unreachable daemon (3), the socket's mode and removal.

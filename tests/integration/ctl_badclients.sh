@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # ctl_badclients.sh - hostile and unlucky control clients: garbage, a
 # truncated frame, a frame claiming 4 GiB, an oversized frame, a client
 # that never speaks, a slow one, a wrong protocol version, non-root peers,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """ctl_client.py - raw control-protocol clients for nfqd's integration tests.
 
     ctl_client.py SOCKET MODE [ARG]

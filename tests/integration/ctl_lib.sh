@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/integration/ctl_lib.sh - helpers shared by the observability and
 # control tests (stats.sh, ctl.sh, ctl_badclients.sh); sourced after
 # tests/lib.sh.

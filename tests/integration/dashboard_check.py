@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """dashboard_check.py - check a Grafana dashboard against real metrics.
 
 Usage: dashboard_check.py DASHBOARD.json RULES_OUT.json < exposition

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # diff_adversarial.sh - nfqd decides exactly as nft would, or fails closed
 # and says so, on random policies and hostile packets.
 #

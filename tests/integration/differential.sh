@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # differential.sh - nfqd's rule engine against nft itself: every rule of
 # tests/diff/rules.txt is loaded into nfqd (pair A/B, via NFQUEUE) and into
 # an nft chain (pair C/D); the same crafted probes go through both, and each

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # examples.sh - the example configurations in contrib/examples: each one
 # (its set files where it installs them) passes "nfqd -t"; the blocklist
 # files are really loaded (a broken line is reported as FILE:LINE); and

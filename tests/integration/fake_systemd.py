@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """fake_systemd.py - the part of systemd nfqd's lifecycle tests need,
 without systemd: a notify socket that keeps a file descriptor store
 (FDSTORE=1 / FDSTOREREMOVE=1 with FDNAME=), and a service process started

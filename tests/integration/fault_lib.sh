@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/integration/fault_lib.sh - helpers of the fault tests (fault_*.sh,
 # docs/reliability.md); sourced after tests/lib.sh.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Reloads refused for lack of memory: the running daemon's address space
 # is capped (prlimit --as) a few MiB above what it uses, then reloads ask
 # for more than that: a config file of 400,000 inline set elements (the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The kernel queue overflows: 20,000 datagrams into queue 0 (queue-maxlen
 # 1000, a receive buffer with room for all of them) while nfqd is stopped.
 # Without fail-open the kernel drops the 19,000 it has no room for: the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The netlink socket's receive buffer overflows: 5,000 datagrams into
 # queue 0 (queue-maxlen 65536, rcvbuf 4096: room for a few messages)
 # while nfqd is stopped. Without fail-open the kernel drops what the

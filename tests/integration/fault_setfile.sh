@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A set file deleted, made garbage, or replaced while reloads run: every
 # reload that cannot read the whole file fails naming it, and the daemon
 # keeps its old set (packets from a blocked address stay dropped).

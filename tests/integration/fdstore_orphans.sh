@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Orphans: a process bound queue 0, read 100 packets, never answered them
 # and left its socket in the fd store (fake_systemd.py plays both). nfqd
 # adopts the socket; the 100 get orphan-verdict "repeat" (handed back to

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Zero loss across restarts with a file descriptor store, without systemd:
 # fake_systemd.py keeps the sockets nfqd stores (FDSTORE=1, FDNAME=nfq-N)
 # and passes them to the next nfqd (LISTEN_FDS), as systemd does. A flood

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The interface-name cache recovers from lost rtnetlink notifications:
 # with an iifname rule live, nfqd is stopped (SIGSTOP) while hundreds of
 # link events overflow its rtnetlink socket and the interface the traffic

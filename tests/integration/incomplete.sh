@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # incomplete.sh - verdicts that cannot be bypassed by hiding a header, on
 # the real kernel. Crafted frames (scapy, sent on the veth so the sender's
 # stack does not rewrite them) reach nfqd through ip6tables/iptables

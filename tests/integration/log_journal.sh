@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Log lines under the journal: when stderr is the stream JOURNAL_STREAM
 # names (device:inode), every line starts with its syslog priority (<3>
 # error, <4> warning, <6> info, <7> debug) instead of "nfqd: LEVEL: ",

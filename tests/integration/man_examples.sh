@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The man pages' examples work as written: every config example (a .nf
 # block starting with options, set, hook or a comment) passes "nfqd -t",
 # and the repeat example of nfqd.conf(5) runs for real with the iptables

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # nfqd_rules.sh - contrib/nfqd-rules against real iptables-nft in namespace
 # B: --dry-run changes nothing; install twice leaves one set of rules;
 # rules it did not make (in the same built-in chains, before its jump)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * nolock_shim.c - LD_PRELOAD library for core_nolock.sh: counts, per
  * worker thread (named "nfqd-q*"), the calls to every pthread lock,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """prom_check.py - check Prometheus text exposition (format 0.0.4) on stdin.
 
 A small strict checker so the test needs nothing but python3: every sample

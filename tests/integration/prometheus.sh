@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # prometheus.sh - the textfile collector set-up in contrib/: the units pass
 # "systemd-analyze verify"; the service's own command line (its
 # Environment= and ExecStart=, variables overridden as a drop-in would)

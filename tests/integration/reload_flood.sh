@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 100 reloads alternating between two policies under a sustained flood:
 # every packet gets the verdict of exactly one of the two policies (policy
 # 1 marks port 9 with 0x1, policy 2 with 0x2, both drop port 10), nfqd

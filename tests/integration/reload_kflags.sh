@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A reload that adds a rule needing a new kernel flag (meta skuid needs
 # NFQA_CFG_F_UID_GID) publishes the new policy only after the kernel has
 # acknowledged the flag on every queue: once "nfqd-ctl reload" returns,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Queue changes at reload: a new queue gets a worker, a removed one is
 # unbound, copy-range is reconfigured in place, counters of kept queues
 # survive, and traffic keeps flowing throughout.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # reload_warnings.sh - warnings reach the log at start and on reload (at
 # warning level, each once), and do not stop either: a rule an earlier
 # rule hides is logged with its FILE:LINE:COL and the reload goes ahead.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A reload whose new queue's worker cannot start (a preloaded shim makes
 # pthread_create fail) fails as a whole: the error names the queue, the
 # generation stays, and the new queue is not left bound (packets for it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * sendfail_shim.c - LD_PRELOAD library for verdict_sendfail.sh: makes the
  * verdict sends of nfqd's worker threads (named "nfqd-q*") fail, the way a

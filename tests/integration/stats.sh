@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # stats.sh - the stats file, "nfqd-ctl stats" and "rules" count exactly:
 # N packets sent, M of them matching a drop rule, give N received, N-M
 # accepted, M dropped and M hits on the rule everywhere; columns 1-9 of the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The stats file is written through a temporary file that nobody can
 # plant in advance: with symbolic links to a victim file at the old fixed
 # temporary name (PATH.tmp) and at other guessable names, in a directory

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # stats_watch.sh - "nfqd-ctl stats -w": under traffic, every interval a
 # rates table (text) or one JSON document a line (-j) with the counters,
 # "rates" above zero and the measured "interval"; -n stops after COUNT

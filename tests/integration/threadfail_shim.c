@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * threadfail_shim.c - LD_PRELOAD library for reload_workerfail.sh:
  * pthread_create fails with EAGAIN (as when the process hits its thread

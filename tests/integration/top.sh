@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # top.sh - "nfqd-ctl top" in a real terminal (a detached tmux session)
 # against nfqd carrying traffic: per-queue rates above zero and the
 # busiest rule first; a resize redraws for the new size; a stopped daemon

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Option "user": after binding, nfqd runs as that user with CAP_NET_ADMIN
 # only, in every thread; verdicts, reloads, the stats file and the control
 # socket keep working. An unknown user is a start-up error.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Verdict sends that fail are resent, and no batch verdict ever covers a
 # packet decided otherwise: a flood through two queues, half of it to
 # ports the policy drops, while a preloaded shim (sendfail_shim.c) makes

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The progress watchdog: with WATCHDOG_USEC set, nfqd sends WATCHDOG=1
 # every half interval while every worker completes batches or waits; a
 # worker stuck in a batch (strace holds one worker thread in recvmmsg for

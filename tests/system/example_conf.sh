@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The example config (installed as nfqd.conf by make install) is valid as
 # installed and with every setting uncommented, and shows every option
 # that nfqd.conf(5) documents.

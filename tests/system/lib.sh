@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/system/lib.sh - the installed nfqd under a real systemd: a minimal
 # Debian tree of the host's release with systemd and the libraries nfqd
 # links (debootstrap, cached), "make install DESTDIR=" into a fresh copy of

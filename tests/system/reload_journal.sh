@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A refused reload through the unit is an error in the journal:
 # "journalctl -p err -u nfqd" shows the config error (nfqd prefixes its
 # lines with their syslog priority when stderr is the journal).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Zero loss across restarts under systemd: a steady UDP flood through
 # queues 0-1 (iptables NFQUEUE without --queue-bypass, over the
 # container's lo) while nfqd is restarted with "systemctl restart", killed

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # nfqd.service under a real systemd (Debian's; 252 on bookworm), installed with
 # "make install DESTDIR=": the example config is installed and never
 # overwritten; start (READY=1, STATUS=); reload through the unit, good and

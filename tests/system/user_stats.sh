@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Option "user" under the unit: the stats file keeps being updated after
 # nfqd switches to that user. The unit's RuntimeDirectory= makes
 # /run/nfqd, owned by root; nfqd hands the stats directory to the user only

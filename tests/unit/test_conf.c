@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_conf.c - unit tests of the config parser (cmocka). */
 #include <stdarg.h>
 #include <stddef.h>

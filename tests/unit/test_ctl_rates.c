@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_ctl_rates.c - unit tests of nfqd-ctl's rates and live views
  * (ctl_rates.c, ctl_view.c). */
 #include <errno.h>

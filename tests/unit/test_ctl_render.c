@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_ctl_render.c - unit tests of nfqd-ctl's text and Prometheus output
  * (ctl_render.c, ctl_prom.c). */
 #include <errno.h>

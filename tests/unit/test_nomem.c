@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_nomem.c - out of memory at each allocation of a load and a build. */
 #include <errno.h>
 #include <stdint.h>

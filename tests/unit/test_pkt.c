@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_pkt.c - unit tests of IPv4/IPv6/transport header parsing: what is
  * PRESENT, ABSENT or INCOMPLETE for a given copy of a given packet. */
 #include <setjmp.h>

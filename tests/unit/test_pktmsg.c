@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_pktmsg.c - NFQUEUE packet messages -> struct pkt, from hand-made
  * netlink messages: good ones, bad attributes, truncation, other types. */
 #include <arpa/inet.h>

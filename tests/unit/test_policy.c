@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_policy.c - unit tests of policy compilation and judging. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_policy_index.c - the classifier against rule-by-rule evaluation:
  * random policies and random packets (cut copies, fragments, unknown

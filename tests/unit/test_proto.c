@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_proto.c - unit tests of the control protocol framing (proto.c). */
 #include <errno.h>
 #include <setjmp.h>

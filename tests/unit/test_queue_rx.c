@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_queue_rx.c - the worker's receive path fed with hand-made
  * datagrams: packets nfqd cannot read whole (truncated, bad attributes,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_set.c - unit tests of the set hash and interval structures. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_verdict.c - the verdict ledger and batcher against a model of the
  * kernel queue: every packet must end up with exactly the decision a
