@@ -44,6 +44,12 @@ echo "built $("$nfqd" -V)"
 step "namespaces: $ns_c (192.0.2.1, .66) <-> $ns_s (192.0.2.2)"
 ip netns del "$ns_c" 2>/dev/null || true
 ip netns del "$ns_s" 2>/dev/null || true
+if ! mountpoint -q /; then
+	echo "demo: / is not a mount point (a chroot?): ip netns cannot make its" >&2
+	echo "demo: mount namespace. Bind-mount the root onto itself first:" >&2
+	echo "demo:   mount --bind DIR DIR, then chroot DIR" >&2
+	exit 1
+fi
 ip netns add "$ns_c"
 ip netns add "$ns_s"
 ip link add veth-c netns "$ns_c" type veth peer name veth-s netns "$ns_s"

@@ -117,7 +117,12 @@ trap 'exit 1' INT TERM
 
 require_root() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
-	ip netns add "nfqd-$$-probe" 2>/dev/null || skip "cannot create network namespaces"
+	if ! _err=$(ip netns add "nfqd-$$-probe" 2>&1); then
+		# In a chroot whose root is no mount point "ip netns" cannot
+		# make its mount namespace: name that and the cure.
+		mountpoint -q / || _err="$_err; / is not a mount point (a chroot?): bind-mount the root onto itself first (mount --bind DIR DIR, then chroot DIR)"
+		skip "cannot create network namespaces ($_err)"
+	fi
 	ip netns del "nfqd-$$-probe"
 }
 
