@@ -20,7 +20,8 @@ fi
 hits=$(cd "$top" && grep -rlE 'interface\.md|\.\./shared|/work/' \
 	--include='*.[chly]' --include='*.sh' --include='*.md' \
 	--include='*.[58]' --include='*.am' --include='*.ac' --include='*.in' \
-	--include='*.py' --include='*.conf' src include man docs tests contrib \
+	--include='*.py' --include='*.conf' --include='*.txt' --include='*.log' \
+	--include='*.csv' --include='*.svg' src include man docs tests contrib \
 	systemd README.md Makefile.am configure.ac 2>/dev/null |
 	grep -v '^tests/docs/modules.sh$')
 if [ -n "$hits" ]; then
