@@ -78,6 +78,10 @@ sys_require() {
 	}
 	[ "$(id -u)" -eq 0 ] || skip "needs root"
 	require_cmd debootstrap systemd-nspawn nsenter flock tar
+	# systemd-nspawn needs the cgroup hierarchy; a chroot that bound
+	# /sys without its submounts has none.
+	mountpoint -q /sys/fs/cgroup ||
+		fail "/sys/fs/cgroup is not mounted, so systemd-nspawn cannot boot a container (in a chroot: mount --rbind /sys DIR/sys, not --bind)"
 	case ${NFQD_SBINDIR:-} in
 	/usr/sbin|/usr/local/sbin) ;;
 	*) skip "nfqd's sbindir '${NFQD_SBINDIR:-}' is not /usr/sbin or /usr/local/sbin" ;;
