@@ -19,7 +19,8 @@ import time
 
 VERSION = 1
 REQUEST, RESPONSE = 1, 2
-ST_OK, ST_BAD_FRAME, ST_VERSION, ST_TOO_BIG, ST_TIMEOUT = 0, 2, 3, 4, 9
+ST_OK, ST_BAD_FRAME, ST_VERSION, ST_TOO_BIG, ST_BUSY, ST_TIMEOUT = \
+    0, 2, 3, 4, 7, 9
 
 
 def frame(payload, version=VERSION, ftype=REQUEST, status=0, length=None):
@@ -217,6 +218,98 @@ def mode_stalled(path, arg):
     return 0 if r and r[0] == ST_OK else 1
 
 
+def storm_client(path, kind, tally):
+    """One client of mode_storm: "good" asks for stats and must get them
+    or a "busy" answer; the others hang up mid-request."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    s.settimeout(15.0)
+    if kind == "good":
+        s.sendall(request("stats"))
+        r = read_response(s)
+        if r and r[0] == ST_OK and "queues" in r[1]:
+            tally["ok"] += 1
+        elif r and r[0] == ST_BUSY and "too many" in r[1].get("error", ""):
+            tally["busy"] += 1
+        else:
+            tally["bad"] += 1
+            tally["why"] = repr(r)
+    elif kind == "noread":
+        s.sendall(request("rules"))
+    else:
+        send_quiet(s, request("status")[:9])
+        if kind == "halfhold":
+            time.sleep(0.3)
+    s.close()
+
+
+def mode_storm(path, arg):
+    """ARG (1000) connects: 1 in 20 by a child process SIGKILLed after
+    half a request; the rest by 250 threads at once, in turn a good
+    client, one closing after half a frame, one holding half a frame for
+    0.3 s, one closing before reading its answer."""
+    import os
+    import resource
+    import signal
+    import threading
+    n = int(arg or 1000)
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    n_kill = n // 20
+    kids = []
+    for _ in range(n_kill):
+        rfd, wfd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(rfd)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(path)
+            s.sendall(request("status")[:9])
+            os.write(wfd, b"x")
+            time.sleep(60)
+            os._exit(0)
+        os.close(wfd)
+        kids.append((pid, rfd))
+    for pid, rfd in kids:
+        os.read(rfd, 1)
+        os.close(rfd)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    kinds = ["good", "halfclose", "halfhold", "good", "noread"]
+    jobs = [kinds[i % len(kinds)] for i in range(n - n_kill)]
+    n_threads = 250
+    start = threading.Barrier(n_threads)
+    lock = threading.Lock()
+    total = {"ok": 0, "busy": 0, "bad": 0, "err": 0}
+
+    def worker(mine):
+        tally = {"ok": 0, "busy": 0, "bad": 0, "err": 0}
+        start.wait()
+        for kind in mine:
+            try:
+                storm_client(path, kind, tally)
+            except OSError as e:
+                if kind == "good":
+                    tally["err"] += 1
+                    tally["why"] = repr(e)
+        with lock:
+            for k, v in tally.items():
+                total[k] = v if k == "why" else total.get(k, 0) + v
+
+    threads = [threading.Thread(target=worker, args=(jobs[i::n_threads],))
+               for i in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    good = jobs.count("good")
+    print("%d connects (%d killed mid-request): %d of %d good clients "
+          "answered, %d busy, %d bad, %d errors %s"
+          % (n, n_kill, total["ok"], good, total["busy"], total["bad"],
+             total["err"], total.get("why", "")))
+    return 0 if total["ok"] + total["busy"] == good and total["ok"] else 1
+
+
 MODES = {
     "ok": mode_ok,
     "garbage": mode_garbage,
@@ -231,6 +324,7 @@ MODES = {
     "stalled": mode_stalled,
     "many": mode_many,
     "nonreader": mode_nonreader,
+    "storm": mode_storm,
 }
 
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # tests/integration/ctl_lib.sh - helpers shared by the observability and
-# control tests (stats.sh, ctl.sh, ctl_badclients.sh); sourced after
-# tests/lib.sh.
+# control tests (stats.sh, ctl.sh, ctl_badclients.sh, fault_ctlstorm.sh);
+# sourced after tests/lib.sh.
 
 # The system python starts fastest and has the distribution's packages
 # (prometheus_client, if installed).
