@@ -6,8 +6,9 @@
 # outside the test sees them and they go when nfqd exits. In every case
 # nfqd keeps judging (200 probes: every one judged by the policy, nothing
 # lost), logs a failure to write once per episode, not every interval,
-# and writes the file again as soon as it can. A removed directory is
-# made again at the next rewrite, without a failure.
+# and writes the file again as soon as it can; a full disk keeps no
+# temporary file. A removed directory is made again at the next
+# rewrite, without a failure.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP_SRCDIR/tests/integration/fault_lib.sh"
 
@@ -99,6 +100,8 @@ wait_for failures 2 "full"
 sleep 3
 probes "stats directory full, 3 s on"
 [ "$(failures)" = 2 ] || fail "full: $(failures) failures logged, want 2"
+left=$(in_mnt find "$SD" -name '.stats.*')
+[ -z "$left" ] || fail "full: temporary files left behind: $left"
 in_mnt rm -f "$SD/fill"
 wait_for recoveries 2 "space again"
 wait_stats_current "space again"
