@@ -16,6 +16,9 @@ if ! python3 "$top/docs/modgraph.py" "$top" | diff -u "$top/docs/modules.dot" -;
 	echo "FAIL: docs/modules.dot is stale: run make docs and commit it"
 	fail=1
 fi
+# What bison and flex generate (a release tarball carries it) is neither
+# a source nor documentation.
+generated='src/parser\.[ch]\|src/scanner\.c'
 # A release carries its own documentation: nothing may point outside it.
 hits=$(cd "$top" && grep -rlE 'interface\.md|\.\./shared|/work/' \
 	--include='*.[chly]' --include='*.sh' --include='*.md' \
@@ -23,7 +26,7 @@ hits=$(cd "$top" && grep -rlE 'interface\.md|\.\./shared|/work/' \
 	--include='*.py' --include='*.conf' --include='*.txt' --include='*.log' \
 	--include='*.csv' --include='*.svg' src include man docs tests contrib \
 	systemd README.md Makefile.am configure.ac 2>/dev/null |
-	grep -v '^tests/docs/modules.sh$')
+	grep -v '^tests/docs/modules.sh$' | grep -v -x "$generated")
 if [ -n "$hits" ]; then
 	echo "FAIL: these files refer to documents outside the repository:"
 	echo "$hits"
@@ -36,6 +39,7 @@ unlicensed=$(cd "$top" && find src include tests contrib systemd man docs \
 	   -o -name '*.[58]' -o -name '*.gp' -o -name '*.dot' -o -name '*.am' \
 	   -o -name '*.ac' -o -perm -u+x \) \
 	! -path '*/corpus/*' ! -path '*/regressions/*' 2>/dev/null |
+	grep -v -x "$generated" |
 	while read -r f; do
 		head -n 3 "$f" | grep -q 'SPDX-License-Identifier: GPL-2.0-or-later' ||
 			echo "$f"
