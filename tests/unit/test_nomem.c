@@ -274,8 +274,6 @@ static int run(long n)
 
 int main(void)
 {
-	long n;
-
 	setup();
 	run(0);
 #ifndef NO_INTERPOSE
@@ -288,6 +286,8 @@ int main(void)
 #ifdef NO_INTERPOSE
 	printf("# sanitizer build: allocations cannot be failed (the sanitizer owns malloc); one load without faults\n");
 #else
+	long n;
+
 	for (n = 1; run(n); n++)
 		;
 	printf("# failed each of %ld allocations in turn: %ld made good, the others failed the load with out of memory\n",
