@@ -84,6 +84,8 @@ static unsigned canon(struct conf_elem *v, unsigned n)
 {
 	unsigned k = 0;
 
+	if (!n)
+		return 0;	/* qsort() wants an array, even of none */
 	qsort(v, n, sizeof(*v), elem_cmp);
 	for (unsigned i = 0; i < n; i++) {
 		if (k && elem_cmp(&v[k - 1], &v[i]) == 0) {

@@ -313,10 +313,11 @@ static void add_range(struct build *b, u128 lo, u128 hi, unsigned w)
 		unsigned k = 0;
 
 		/* The largest aligned block at LO that fits. */
-		while (k < w && !(lo >> k & 1)) {
+		/* k + 1 < 128: a shift by the type's width is undefined. */
+		while (k < w && k + 1 < 128 && !(lo >> k & 1)) {
 			u128 end = lo + ((((u128)1) << (k + 1)) - 1);
 
-			if (end > hi || (k + 1 == 128) || end < lo)
+			if (end > hi || end < lo)
 				break;
 			k++;
 		}
