@@ -30,19 +30,10 @@ fd0=$(fds)
 snap a
 
 # Traffic in bursts of 500 (ports 9 and 10 in turn) until the storm ends.
-rm -f "$TMP/storm.done" "$TMP/sent"
-(
-	while [ ! -e "$TMP/storm.done" ]; do
-		send_udp "$NS_A" 192.0.2.2 500 -q -p 9 -P 2 -r 20000
-		echo 500 >>"$TMP/sent"
-	done
-) &
-traffic=$!
-bg_pid $traffic
+traffic_start
 out=$(in_b "$PY" "$CTL_PY" "$SOCK" storm 1000)
 rc=$?
-touch "$TMP/storm.done"
-wait $traffic || fail "traffic generator failed"
+traffic_stop
 log "$out"
 [ $rc -eq 0 ] || fail "storm: $out"
 kill -0 "$NFQD_PID" 2>/dev/null || fail "nfqd died in the storm"

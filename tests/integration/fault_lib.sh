@@ -122,3 +122,24 @@ account() {
 	[ $((D_pk + D_qd + D_ud + D_pass)) -eq "$D_ipt" ] \
 		|| fail "$3: $D_pk judged + $D_qd + $D_ud lost + $D_pass passed != $D_ipt queued"
 }
+
+# Bursts of 500 datagrams from A (ports 9 and 10 in turn) until
+# traffic_stop, each burst recorded in $TMP/sent: traffic that keeps
+# flowing while a test storms something else.
+traffic_start() {
+	rm -f "$TMP/storm.done" "$TMP/sent"
+	(
+		while [ ! -e "$TMP/storm.done" ]; do
+			send_udp "$NS_A" 192.0.2.2 500 -q -p 9 -P 2 -r 20000
+			echo 500 >>"$TMP/sent"
+		done
+	) &
+	TRAFFIC_PID=$!
+	bg_pid $TRAFFIC_PID
+}
+
+# End the bursts of traffic_start after the one in flight.
+traffic_stop() {
+	touch "$TMP/storm.done"
+	wait "$TRAFFIC_PID" || fail "traffic generator failed"
+}

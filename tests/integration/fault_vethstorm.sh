@@ -69,15 +69,7 @@ done
 
 inc0=$(nq incomplete)
 snap c
-rm -f "$TMP/storm.done" "$TMP/sent"
-(
-	while [ ! -e "$TMP/storm.done" ]; do
-		send_udp "$NS_A" 192.0.2.2 500 -q -p 9 -P 2 -r 20000
-		echo 500 >>"$TMP/sent"
-	done
-) &
-traffic=$!
-bg_pid $traffic
+traffic_start
 for ((k = 0; k < batches; k++)); do
 	in_b ip -batch "$TMP/storm.$k" || fail "storm batch $k"
 	if [ $k = $((batches / 2)) ]; then
@@ -88,8 +80,7 @@ link set vren up
 B
 	fi
 done
-touch "$TMP/storm.done"
-wait $traffic || fail "traffic generator failed"
+traffic_stop
 sent=$(awk '{ s += $1 } END { print s }' "$TMP/sent")
 settle
 snap d
