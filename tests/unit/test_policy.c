@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "conf_fixture.h"
 #include "ifcache.h"
 #include "pkt.h"
 #include "policy.h"
@@ -147,24 +148,6 @@ static struct conf_set *set(struct conf *c, const char *name,
 	s->interval = interval;
 	s->loc = (struct conf_loc){ "test.conf", 3, 1 };
 	return s;
-}
-
-static void free_conf(struct conf *c)
-{
-	for (int h = 0; h < HOOK_MAX; h++) {
-		for (unsigned i = 0; i < c->hooks[h].n_rules; i++) {
-			struct conf_rule *r = &c->hooks[h].rules[i];
-
-			for (unsigned j = 0; j < r->n_matches; j++)
-				free(r->matches[j].elems);
-			free(r->matches);
-		}
-		free(c->hooks[h].rules);
-	}
-	for (unsigned i = 0; i < c->n_sets; i++)
-		free(c->sets[i].elems);
-	free(c->sets);
-	free(c);
 }
 
 /* The interface names the policies built here read (the daemon's

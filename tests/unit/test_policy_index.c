@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "conf.h"
+#include "conf_fixture.h"
 #include "diag.h"
 #include "ifcache.h"
 #include "pkt.h"
@@ -288,24 +289,6 @@ static struct conf *rand_conf(unsigned max_rules)
 			rand_rule(&hk->rules[i], i);
 	}
 	return c;
-}
-
-static void free_conf(struct conf *c)
-{
-	for (int h = 0; h < HOOK_MAX; h++) {
-		for (unsigned i = 0; i < c->hooks[h].n_rules; i++) {
-			struct conf_rule *r = &c->hooks[h].rules[i];
-
-			for (unsigned j = 0; j < r->n_matches; j++)
-				free(r->matches[j].elems);
-			free(r->matches);
-		}
-		free(c->hooks[h].rules);
-	}
-	for (unsigned i = 0; i < c->n_sets; i++)
-		free(c->sets[i].elems);
-	free(c->sets);
-	free(c);
 }
 
 /* ---- random packets */
