@@ -4,7 +4,6 @@
 #include <libmnl/libmnl.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_queue.h>
-#include <libnetfilter_queue/libnetfilter_queue.h>
 #include <string.h>
 
 #include "pkt.h"
@@ -16,9 +15,17 @@
 #define CTINFO_IS_REPLY		3
 #define CTINFO_NUMBER		5
 
+static const void *attr_data(const struct nlattr *a)
+{
+	return (const char *)a + NLA_HDRLEN;
+}
+
 static uint32_t attr_u32(const struct nlattr *a)
 {
-	return ntohl(mnl_attr_get_u32(a));
+	uint32_t v;
+
+	memcpy(&v, attr_data(a), sizeof(v));
+	return ntohl(v);
 }
 
 static uint32_t ct_state_bits(uint32_t ctinfo)
@@ -37,32 +44,38 @@ static uint32_t ct_state_bits(uint32_t ctinfo)
 	}
 }
 
+/* The attributes nfqd reads; NULL when the message has none. */
+struct msg_attrs {
+	const struct nlattr *hdr, *mark, *indev, *outdev, *uid, *gid;
+	const struct nlattr *ct_info, *payload, *cap_len;
+};
+
 /* The optional attributes that say where the packet is and who sent it. */
-static void parse_meta(struct nlattr **attr, uint32_t cfg_flags,
+static void parse_meta(const struct msg_attrs *attr, uint32_t cfg_flags,
 		       struct pkt *p)
 {
-	if (attr[NFQA_MARK]) {
-		p->mark = attr_u32(attr[NFQA_MARK]);
+	if (attr->mark) {
+		p->mark = attr_u32(attr->mark);
 		p->flags |= PKT_HAS_MARK;
 	}
-	if (attr[NFQA_IFINDEX_INDEV]) {
-		p->indev = attr_u32(attr[NFQA_IFINDEX_INDEV]);
+	if (attr->indev) {
+		p->indev = attr_u32(attr->indev);
 		p->flags |= PKT_HAS_INDEV;
 	}
-	if (attr[NFQA_IFINDEX_OUTDEV]) {
-		p->outdev = attr_u32(attr[NFQA_IFINDEX_OUTDEV]);
+	if (attr->outdev) {
+		p->outdev = attr_u32(attr->outdev);
 		p->flags |= PKT_HAS_OUTDEV;
 	}
-	if (attr[NFQA_UID]) {
-		p->uid = attr_u32(attr[NFQA_UID]);
+	if (attr->uid) {
+		p->uid = attr_u32(attr->uid);
 		p->flags |= PKT_HAS_UID;
 	}
-	if (attr[NFQA_GID]) {
-		p->gid = attr_u32(attr[NFQA_GID]);
+	if (attr->gid) {
+		p->gid = attr_u32(attr->gid);
 		p->flags |= PKT_HAS_GID;
 	}
-	if (attr[NFQA_CT_INFO]) {
-		p->ct_state = ct_state_bits(attr_u32(attr[NFQA_CT_INFO]));
+	if (attr->ct_info) {
+		p->ct_state = ct_state_bits(attr_u32(attr->ct_info));
 		p->flags |= PKT_HAS_CT;
 	} else if (cfg_flags & NFQA_CFG_F_CONNTRACK) {
 		/* Asked for, and none: the packet has no conntrack entry,
@@ -72,31 +85,146 @@ static void parse_meta(struct nlattr **attr, uint32_t cfg_flags,
 	}
 }
 
+/*
+ * The length each attribute type must have, 0 for any: the rules of
+ * libnetfilter_queue's nfq_nlmsg_parse() (1.0.5, whose NFQA_MAX is
+ * NFQA_SECCTX, which it checks as a u32), so that a message is good or bad
+ * here exactly when it is there; tests/unit/test_pktmsg.c compares the two
+ * on random messages. Parsed here because the library's callback per
+ * attribute cost more than the rest of the packet's user-space work.
+ */
+#define PKT_NFQA_MAX	NFQA_SECCTX
+static const uint8_t attr_exact_len[PKT_NFQA_MAX + 1] = {
+	[NFQA_PACKET_HDR] = sizeof(struct nfqnl_msg_packet_hdr),
+	[NFQA_MARK] = 4,
+	[NFQA_TIMESTAMP] = sizeof(struct nfqnl_msg_packet_timestamp),
+	[NFQA_IFINDEX_INDEV] = 4,
+	[NFQA_IFINDEX_OUTDEV] = 4,
+	[NFQA_IFINDEX_PHYSINDEV] = 4,
+	[NFQA_IFINDEX_PHYSOUTDEV] = 4,
+	[NFQA_HWADDR] = sizeof(struct nfqnl_msg_packet_hw),
+	[NFQA_CT_INFO] = 4,
+	[NFQA_CAP_LEN] = 4,
+	[NFQA_SKB_INFO] = 4,
+	[NFQA_UID] = 4,
+	[NFQA_GID] = 4,
+	[NFQA_SECCTX] = 4,
+};
+
+static void keep_attr(struct msg_attrs *attr, uint16_t type,
+		      const struct nlattr *a)
+{
+	switch (type) {
+	case NFQA_PACKET_HDR:
+		attr->hdr = a;
+		break;
+	case NFQA_MARK:
+		attr->mark = a;
+		break;
+	case NFQA_IFINDEX_INDEV:
+		attr->indev = a;
+		break;
+	case NFQA_IFINDEX_OUTDEV:
+		attr->outdev = a;
+		break;
+	case NFQA_UID:
+		attr->uid = a;
+		break;
+	case NFQA_GID:
+		attr->gid = a;
+		break;
+	case NFQA_CT_INFO:
+		attr->ct_info = a;
+		break;
+	case NFQA_PAYLOAD:
+		attr->payload = a;
+		break;
+	case NFQA_CAP_LEN:
+		attr->cap_len = a;
+		break;
+	}
+}
+
+/*
+ * Fill ATTR from the attributes after the nfgenmsg header, the last of a
+ * type winning; types above PKT_NFQA_MAX are skipped. The walk ends at the
+ * first attribute that does not fit (as mnl_attr_parse). Returns -1 at an
+ * attribute of the wrong length, leaving the ones before it.
+ */
+static int parse_attrs(const struct nlmsghdr *nlh, size_t len,
+		       struct msg_attrs *attr)
+{
+	size_t end = MNL_ALIGN(nlh->nlmsg_len);
+	size_t off = NLMSG_HDRLEN + MNL_ALIGN(sizeof(struct nfgenmsg));
+
+	/* Never past the datagram, even into the message's padding. */
+	if (end > len)
+		end = len;
+	while (off + sizeof(struct nlattr) <= end) {
+		const struct nlattr *a =
+			(const struct nlattr *)((const char *)nlh + off);
+		uint16_t type = a->nla_type & NLA_TYPE_MASK;
+
+		if (a->nla_len < sizeof(*a) || a->nla_len > end - off)
+			break;
+		if (type <= PKT_NFQA_MAX) {
+			if (attr_exact_len[type] &&
+			    a->nla_len - sizeof(*a) != attr_exact_len[type])
+				return -1;
+			keep_attr(attr, type, a);
+		}
+		off += MNL_ALIGN(a->nla_len);
+	}
+	return 0;
+}
+
+/*
+ * Clear what pkt_parse_msg() fills from the message; pkt_parse_headers()
+ * sets the rest. Field by field: a memset of the whole struct became a
+ * "rep stos", a third of the parse. test_pktmsg checks that every field
+ * is set on a struct full of garbage.
+ */
+static void reset_msg_fields(struct pkt *p)
+{
+	p->id = 0;
+	p->hw_proto = 0;
+	p->hook = 0;
+	p->family = 0;
+	p->queue = 0;
+	p->flags = 0;
+	p->mark = 0;
+	p->indev = p->outdev = 0;
+	p->uid = p->gid = 0;
+	p->ct_state = 0;
+	p->payload = NULL;
+	p->payload_len = p->orig_len = 0;
+}
+
 enum pkt_parse_result pkt_parse_msg(const struct nlmsghdr *nlh, size_t len,
 				    uint32_t cfg_flags, struct pkt *p)
 {
-	struct nlattr *attr[NFQA_MAX + 1] = { NULL };
+	struct msg_attrs attr = { NULL };
 	const struct nfqnl_msg_packet_hdr *ph;
 	const struct nfgenmsg *nfg;
 	int rc;
 
-	memset(p, 0, sizeof(*p));
+	reset_msg_fields(p);
 	if (len < NLMSG_HDRLEN + sizeof(*nfg) || nlh->nlmsg_len > len ||
 	    nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(*nfg))
 		return PKT_BAD;
 	if (NFNL_SUBSYS_ID(nlh->nlmsg_type) != NFNL_SUBSYS_QUEUE ||
 	    NFNL_MSG_TYPE(nlh->nlmsg_type) != NFQNL_MSG_PACKET)
 		return PKT_NOT_PACKET;
-	nfg = mnl_nlmsg_get_payload(nlh);
+	nfg = (const struct nfgenmsg *)((const char *)nlh + NLMSG_HDRLEN);
 	p->family = nfg->nfgen_family;
 	p->queue = ntohs(nfg->res_id);
 
 	/* On a bad attribute the ones before it are still filled in: the
 	 * packet header comes first, so the id usually survives. */
-	rc = nfq_nlmsg_parse(nlh, attr);
-	if (!attr[NFQA_PACKET_HDR])
+	rc = parse_attrs(nlh, len, &attr);
+	if (!attr.hdr)
 		return PKT_BAD;
-	ph = mnl_attr_get_payload(attr[NFQA_PACKET_HDR]);
+	ph = attr_data(attr.hdr);
 	p->id = ntohl(ph->packet_id);
 	p->hw_proto = ntohs(ph->hw_protocol);
 	p->hook = ph->hook;
@@ -107,13 +235,12 @@ enum pkt_parse_result pkt_parse_msg(const struct nlmsghdr *nlh, size_t len,
 		return PKT_BAD_WITH_ID;
 	}
 
-	parse_meta(attr, cfg_flags, p);
-	if (attr[NFQA_PAYLOAD]) {
-		p->payload = mnl_attr_get_payload(attr[NFQA_PAYLOAD]);
-		p->payload_len = mnl_attr_get_payload_len(attr[NFQA_PAYLOAD]);
+	parse_meta(&attr, cfg_flags, p);
+	if (attr.payload) {
+		p->payload = attr_data(attr.payload);
+		p->payload_len = attr.payload->nla_len - NLA_HDRLEN;
 	}
-	p->orig_len = attr[NFQA_CAP_LEN] ? attr_u32(attr[NFQA_CAP_LEN])
-					 : p->payload_len;
+	p->orig_len = attr.cap_len ? attr_u32(attr.cap_len) : p->payload_len;
 	pkt_parse_headers(p);
 	return PKT_OK;
 }

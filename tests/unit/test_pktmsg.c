@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_pktmsg.c - NFQUEUE packet messages -> struct pkt, from hand-made
- * netlink messages: good ones, bad attributes, truncation, other types. */
+ * netlink messages: good ones, bad attributes, truncation, other types;
+ * and random messages judged against libnetfilter_queue's own parser. */
 #include <arpa/inet.h>
 #include <libmnl/libmnl.h>
 #include <linux/netfilter.h>
@@ -13,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include <libnetfilter_queue/libnetfilter_queue.h>
 
 #include "pkt.h"
 
@@ -231,6 +233,200 @@ static void test_other_message_type(void **state)
 			 PKT_NOT_PACKET);
 }
 
+
+/* Every field of struct pkt, for comparing two parses. A field added to
+ * struct pkt belongs here too. */
+#define PKT_FIELDS(X) X(id) X(hw_proto) X(hook) X(family) X(queue) \
+	X(flags) X(mark) X(indev) X(outdev) X(uid) X(gid) X(ct_state) \
+	X(payload) X(payload_len) X(orig_len) X(l3_family) X(l3) X(l4) \
+	X(l4proto) X(fragment) X(ip_protocol) X(th_copied) X(th_len) \
+	X(sport) X(dport) X(tcp_flags) X(icmp_type)
+
+static void assert_same_pkt(const struct pkt *a, const struct pkt *b)
+{
+#define SAME(f) assert_true(a->f == b->f);
+	PKT_FIELDS(SAME)
+#undef SAME
+	assert_memory_equal(a->saddr, b->saddr, sizeof(a->saddr));
+	assert_memory_equal(a->daddr, b->daddr, sizeof(a->daddr));
+}
+
+/* The parse sets every field itself (it does not memset the struct). */
+static void test_every_field_set(void **state)
+{
+	struct nlmsghdr *nlh = good_msg();
+	struct pkt clean, dirty;
+
+	memset(&clean, 0, sizeof(clean));
+	memset(&dirty, 0xa5, sizeof(dirty));
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &clean), PKT_OK);
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &dirty), PKT_OK);
+	assert_same_pkt(&clean, &dirty);
+	/* And on the bad paths. */
+	nlh = put_msg(NFQNL_MSG_PACKET, NFPROTO_IPV4, 0);
+	put_hdr(nlh, 5, 0x0800, NF_INET_LOCAL_IN);
+	mnl_attr_put(nlh, NFQA_MARK, 2, "xx");
+	memset(&clean, 0, sizeof(clean));
+	memset(&dirty, 0xa5, sizeof(dirty));
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &clean),
+			 PKT_BAD_WITH_ID);
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &dirty),
+			 PKT_BAD_WITH_ID);
+	assert_same_pkt(&clean, &dirty);
+}
+
+/* An attribute may not reach into the padding after an unaligned
+ * message that ends the datagram. */
+static void test_attr_past_datagram(void **state)
+{
+	struct nlmsghdr *nlh = put_msg(NFQNL_MSG_PACKET, NFPROTO_IPV4, 0);
+	struct pkt p;
+
+	put_hdr(nlh, 8, 0x0800, NF_INET_LOCAL_IN);
+	mnl_attr_put(nlh, NFQA_PAYLOAD, 4, udp4);
+	/* The payload claims 4 bytes; the message and datagram end after 1
+	 * (libnetfilter_queue would read up to the aligned length). */
+	nlh->nlmsg_len -= 3;
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p), PKT_OK);
+	assert_null(p.payload);
+	assert_int_equal(p.payload_len, 0);
+}
+
+/* ---- random messages against nfq_nlmsg_parse() */
+
+static uint32_t rnd_state = 2463534242u;
+
+static uint32_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 17;
+	rnd_state ^= rnd_state << 5;
+	return rnd_state;
+}
+
+/* The exact length libnetfilter_queue wants for TYPE, or 0. */
+static unsigned lib_len(unsigned type)
+{
+	switch (type) {
+	case NFQA_PACKET_HDR:
+		return sizeof(struct nfqnl_msg_packet_hdr);
+	case NFQA_TIMESTAMP:
+		return sizeof(struct nfqnl_msg_packet_timestamp);
+	case NFQA_HWADDR:
+		return sizeof(struct nfqnl_msg_packet_hw);
+	case NFQA_MARK: case NFQA_IFINDEX_INDEV: case NFQA_IFINDEX_OUTDEV:
+	case NFQA_IFINDEX_PHYSINDEV: case NFQA_IFINDEX_PHYSOUTDEV:
+	case NFQA_CT_INFO: case NFQA_CAP_LEN: case NFQA_SKB_INFO:
+	case NFQA_UID: case NFQA_GID: case NFQA_SECCTX:
+		return 4;
+	}
+	return 0;
+}
+
+/* One random attribute: mostly the right length, sometimes not. */
+static void put_random_attr(struct nlmsghdr *nlh)
+{
+	uint8_t data[64];
+	unsigned type = rnd() % 4 ? rnd() % 20 : rnd() % 64;
+	unsigned len = lib_len(type);
+	struct nlattr *a;
+
+	if (type == NFQA_PAYLOAD)
+		len = rnd() % 2 ? sizeof(udp4) : rnd() % 48;
+	if (!len || rnd() % 8 == 0)
+		len = rnd() % 20;
+	for (unsigned i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)rnd();
+	if (type == NFQA_PAYLOAD && len >= sizeof(udp4) / 2)
+		memcpy(data, udp4, len < sizeof(udp4) ? len : sizeof(udp4));
+	a = (struct nlattr *)((char *)nlh + nlh->nlmsg_len);
+	mnl_attr_put(nlh, (uint16_t)type, len, data);
+	if (rnd() % 16 == 0)
+		a->nla_type |= NLA_F_NET_BYTEORDER;
+}
+
+/* What pkt_parse_msg() must make of NLH, by the library's parser. */
+static enum pkt_parse_result lib_expect(const struct nlmsghdr *nlh,
+					struct nlattr **attr)
+{
+	memset(attr, 0, sizeof(struct nlattr *) * (NFQA_MAX + 1));
+	if (nfq_nlmsg_parse(nlh, attr) < 0)
+		return attr[NFQA_PACKET_HDR] ? PKT_BAD_WITH_ID : PKT_BAD;
+	return attr[NFQA_PACKET_HDR] ? PKT_OK : PKT_BAD;
+}
+
+static uint32_t lib_u32(struct nlattr *a)
+{
+	return ntohl(mnl_attr_get_u32(a));
+}
+
+static void check_against_lib(const struct nlmsghdr *nlh)
+{
+	struct nlattr *attr[NFQA_MAX + 1];
+	enum pkt_parse_result want = lib_expect(nlh, attr);
+	struct pkt p;
+
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p), want);
+	if (want == PKT_BAD)
+		return;
+	assert_int_equal(p.id, ntohl(((struct nfqnl_msg_packet_hdr *)
+			 mnl_attr_get_payload(attr[NFQA_PACKET_HDR]))->packet_id));
+	if (want != PKT_OK)
+		return;
+	assert_int_equal(!!(p.flags & PKT_HAS_MARK), !!attr[NFQA_MARK]);
+	if (attr[NFQA_MARK])
+		assert_int_equal(p.mark, lib_u32(attr[NFQA_MARK]));
+	if (attr[NFQA_IFINDEX_INDEV])
+		assert_int_equal(p.indev, lib_u32(attr[NFQA_IFINDEX_INDEV]));
+	if (attr[NFQA_IFINDEX_OUTDEV])
+		assert_int_equal(p.outdev, lib_u32(attr[NFQA_IFINDEX_OUTDEV]));
+	if (attr[NFQA_UID])
+		assert_int_equal(p.uid, lib_u32(attr[NFQA_UID]));
+	if (attr[NFQA_GID])
+		assert_int_equal(p.gid, lib_u32(attr[NFQA_GID]));
+	assert_int_equal(!!(p.flags & PKT_HAS_CT), !!attr[NFQA_CT_INFO]);
+	if (attr[NFQA_PAYLOAD]) {
+		assert_ptr_equal(p.payload,
+				 mnl_attr_get_payload(attr[NFQA_PAYLOAD]));
+		assert_int_equal(p.payload_len,
+				 mnl_attr_get_payload_len(attr[NFQA_PAYLOAD]));
+	} else {
+		assert_null(p.payload);
+	}
+	assert_int_equal(p.orig_len, attr[NFQA_CAP_LEN] ?
+			 lib_u32(attr[NFQA_CAP_LEN]) : p.payload_len);
+}
+
+static void test_random_against_library(void **state)
+{
+	unsigned outcome[4] = { 0 };
+
+	for (int i = 0; i < 200000; i++) {
+		struct nlmsghdr *nlh = put_msg(NFQNL_MSG_PACKET, NFPROTO_IPV4, 0);
+		unsigned n = rnd() % 7;
+		struct nlattr *attr[NFQA_MAX + 1];
+
+		if (rnd() % 4)
+			put_hdr(nlh, rnd(), 0x0800, NF_INET_LOCAL_IN);
+		for (unsigned k = 0; k < n; k++)
+			put_random_attr(nlh);
+		/* Now and then an attribute longer than what is left. */
+		if (n && rnd() % 8 == 0) {
+			struct nlattr *last = (struct nlattr *)
+				((char *)nlh + nlh->nlmsg_len - 4);
+
+			if (rnd() % 2)
+				last->nla_len = (uint16_t)(rnd() % 200);
+		}
+		check_against_lib(nlh);
+		outcome[lib_expect(nlh, attr)]++;
+	}
+	/* The random messages reach every outcome. */
+	assert_true(outcome[PKT_OK] > 1000);
+	assert_true(outcome[PKT_BAD] > 1000);
+	assert_true(outcome[PKT_BAD_WITH_ID] > 1000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -243,6 +439,9 @@ int main(void)
 		cmocka_unit_test(test_bad_attribute_keeps_id),
 		cmocka_unit_test(test_short_buffer),
 		cmocka_unit_test(test_other_message_type),
+		cmocka_unit_test(test_every_field_set),
+		cmocka_unit_test(test_attr_past_datagram),
+		cmocka_unit_test(test_random_against_library),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
