@@ -97,8 +97,9 @@ enum pkt_parse_result {
 
 /*
  * Fill *p from one netlink message of LEN bytes received on an NFQUEUE
- * socket (libnetfilter_queue's nfq_nlmsg_parse). p->payload points into the
- * message. CFG_FLAGS are the NFQA_CFG_F_* bits the queue asked the kernel
+ * socket, by the rules of libnetfilter_queue's nfq_nlmsg_parse() (never
+ * reading past LEN). p->payload points into the message. Sets every field
+ * of *p. CFG_FLAGS are the NFQA_CFG_F_* bits the queue asked the kernel
  * for: with NFQA_CFG_F_CONNTRACK, a message without NFQA_CT_INFO is a
  * packet without a connection (ct state invalid). Calls
  * pkt_parse_headers() on success.
