@@ -21,6 +21,11 @@ struct chook;
 
 struct pidx;
 
+/* Search steps one hash probe is worth: a 32-bit field takes intervals
+ * when its search needs at most this many per probe it replaces (see
+ * policy_index.c). Tests set 0 to keep every field in the hash. */
+extern unsigned pidx_iv_steps;
+
 /*
  * Build the classifier of every hook and family of P (h->idx[]) after its
  * rules are compiled. 0 or -ENOMEM. Off the packet path.
