@@ -37,6 +37,8 @@ struct cmatch {
 	enum match_field field;
 	bool negate;
 	const struct set *set;		/* values; owned by policy->sets */
+	bool span;			/* a 32-bit set of one range: */
+	uint32_t lo, hi;		/* [lo, hi], compared inline */
 	uint32_t mask;			/* meta mark */
 	uint32_t flags;			/* tcp flags, ct state */
 	struct limiter *lim;		/* limit */

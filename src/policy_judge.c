@@ -78,6 +78,8 @@ static bool match_value(const struct policy *p, const struct cmatch *m,
 		return limiter_take(m->lim);
 	default:
 		*st = field_u32(pkt, m->field, m->mask, &v);
+		if (m->span)
+			return v - m->lo <= m->hi - m->lo;
 		return set_has_u32(m->set, v);
 	}
 }
