@@ -241,23 +241,22 @@ static int note_span(void *arg, const void *lo, const void *hi)
 {
 	struct cmatch *m = arg;
 
-	if (m->span) {
-		m->span = false;
+	if (m->n_span == CMATCH_SPANS)
 		return 1;
-	}
-	m->span = true;
-	m->lo = *(const uint32_t *)lo;
-	m->hi = *(const uint32_t *)hi;
+	m->span[m->n_span].lo = *(const uint32_t *)lo;
+	m->span[m->n_span].hi = *(const uint32_t *)hi;
+	m->n_span++;
 	return 0;
 }
 
-/* A set of one value or one range (most matches: "udp dport 53",
- * "meta length 28-512") costs two comparisons instead of a lookup. */
-static void find_span(struct cmatch *m)
+/* A set of a few values or ranges (most matches: "udp dport 53",
+ * "meta length 28-512", "tcp dport { 80, 443 }") costs a comparison per
+ * range instead of a lookup call. */
+static void find_spans(struct cmatch *m)
 {
 	if (m->set && set_kind(m->set) == SETK_U32 &&
 	    set_walk(m->set, note_span, m))
-		m->span = false;
+		m->n_span = 0;
 }
 
 static int compile_match(struct policy *p, const struct conf *c,
@@ -293,7 +292,7 @@ static int compile_match(struct policy *p, const struct conf *c,
 			return 0;
 		}
 		m->set = p->sets[i];
-		find_span(m);
+		find_spans(m);
 		return 0;
 	}
 	if (!cm->n_elems) {
@@ -314,7 +313,7 @@ static int compile_match(struct policy *p, const struct conf *c,
 	m->set = s;
 	err = set_finish(s);
 	if (!err)
-		find_span(m);
+		find_spans(m);
 	return err;
 }
 

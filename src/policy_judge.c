@@ -45,6 +45,16 @@ static bool limiter_take(struct limiter *l)
 	}
 }
 
+/* V in one of M's ranges; no branch per range. */
+static bool in_spans(const struct cmatch *m, uint32_t v)
+{
+	bool hit = false;
+
+	for (unsigned i = 0; i < m->n_span; i++)
+		hit |= v - m->span[i].lo <= m->span[i].hi - m->span[i].lo;
+	return hit;
+}
+
 /*
  * The match holds, before negation, when *ST is PKT_PRESENT; otherwise
  * the field is ABSENT or INCOMPLETE and the result means nothing.
@@ -78,9 +88,7 @@ static bool match_value(const struct policy *p, const struct cmatch *m,
 		return limiter_take(m->lim);
 	default:
 		*st = field_u32(pkt, m->field, m->mask, &v);
-		if (m->span)
-			return v - m->lo <= m->hi - m->lo;
-		return set_has_u32(m->set, v);
+		return m->n_span ? in_spans(m, v) : set_has_u32(m->set, v);
 	}
 }
 

@@ -427,9 +427,9 @@ static void test_ports_protocols(void **state)
 	free_conf(c);
 }
 
-/* A set of one value or one range is compared inline (policy.c
- * find_span()): its edges, the whole range, merged neighbours, a named
- * set, and a set of two ranges that must still go to the lookup. */
+/* A set of at most CMATCH_SPANS ranges is compared inline (policy.c
+ * find_spans()): its edges, the whole range, merged neighbours, a named
+ * set, two and four values, and five that must go to the lookup. */
 static void test_one_range(void **state)
 {
 	static const struct { uint16_t dport; uint32_t v; } want[] = {
@@ -438,11 +438,15 @@ static void test_one_range(void **state)
 		{ 8, NF_REPEAT }, { 9, NF_DROP }, { 0, NF_QUEUE_NR(3) },
 		{ 65535, NF_QUEUE_NR(4) }, { 300, NF_QUEUE_NR(5) },
 		{ 302, NF_QUEUE_NR(5) }, { 301, NF_DROP },
+		{ 506, NF_QUEUE_NR(6) }, { 505, NF_DROP },
+		{ 408, NF_QUEUE_NR(7) }, { 407, NF_DROP },
+		{ 400, NF_QUEUE_NR(7) },
 	};
 	struct conf *c = conf_new();
 	struct conf_set *cs = set(c, "hi", SET_INET_SERVICE, false);
 	struct conf_elem *e = elem(&cs->elems, &cs->n_elems);
 	struct conf_rule *r;
+	struct conf_match *m;
 	struct policy *p;
 
 	e->kind = ELEM_NUM;
@@ -467,6 +471,18 @@ static void test_one_range(void **state)
 	num(match(r, MATCH_UDP_DPORT, false), 300, 300);
 	num(r->matches, 302, 302);
 	r->queue_num = 5;
+	r = rule(c, HOOK_INPUT, VERDICT_QUEUE, "udp dport { 500, 502, 504, "
+		 "506 } queue 6");
+	m = match(r, MATCH_UDP_DPORT, false);
+	for (unsigned i = 0; i < 4; i++)
+		num(m, 500 + 2 * i, 500 + 2 * i);
+	r->queue_num = 6;
+	r = rule(c, HOOK_INPUT, VERDICT_QUEUE, "udp dport { 400, 402, 404, "
+		 "406, 408 } queue 7");
+	m = match(r, MATCH_UDP_DPORT, false);
+	for (unsigned i = 0; i < 5; i++)
+		num(m, 400 + 2 * i, 400 + 2 * i);
+	r->queue_num = 7;
 	p = build(c, 1);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		struct pkt k = mkpkt(HOOK_INPUT, UDP4("192.0.2.1", "192.0.2.2",
