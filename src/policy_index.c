@@ -71,6 +71,13 @@ typedef unsigned __int128 u128;
 
 unsigned pidx_iv_steps = 4;
 
+/*
+ * Packets by transport protocol: a transport field of another protocol is
+ * ABSENT (field_th_state()), so its field is not even read. PC_ALL: the
+ * protocol is not known (INCOMPLETE, ABSENT), every field.
+ */
+enum pclass { PC_ALL, PC_TCP, PC_UDP, PC_ICMP, PC_ICMPV6, PC_OTHER, PC_MAX };
+
 /* One (field, length, value) key and its rule list; also the build's
  * counters. */
 struct pslot {
@@ -101,8 +108,10 @@ struct pspan {
 struct pidx {
 	unsigned n_fields;
 	struct pfield fields[PIDX_MAX_FIELDS];
-	unsigned n_probe;		/* the fields rules are filed under */
-	uint8_t probe[PIDX_MAX_FIELDS];
+	/* Per PC_* class of packet, the fields rules are filed under that
+	 * such a packet can have. */
+	uint8_t n_probe[PC_MAX];
+	uint8_t probe[PC_MAX][PIDX_MAX_FIELDS];
 	uint32_t wild_off, n_wild;
 	struct pslot *tab;
 	unsigned bits;
@@ -272,21 +281,35 @@ static __attribute__((noinline)) void probe_wide(const struct pidx *x,
 		push_all(x, &x->fields[f], w);
 }
 
+static enum pclass proto_class(uint8_t proto)
+{
+	switch (proto) {
+	case IPPROTO_TCP:
+		return PC_TCP;
+	case IPPROTO_UDP:
+		return PC_UDP;
+	case IPPROTO_ICMP:
+		return PC_ICMP;
+	case IPPROTO_ICMPV6:
+		return PC_ICMPV6;
+	default:
+		return PC_OTHER;
+	}
+}
+
 void pidx_start(const struct pidx *x, const struct ifcache *ifc,
 		const struct pkt *pkt, struct pidx_walk *w)
 {
+	unsigned pc = pkt->l4 == PKT_PRESENT ? proto_class(pkt->l4proto) :
+					       PC_ALL;
+
 	w->n = 0;
-	for (unsigned i = 0; i < x->n_probe; i++) {
-		unsigned f = x->probe[i];
+	for (unsigned i = 0; i < x->n_probe[pc]; i++) {
+		unsigned f = x->probe[pc][i];
 		const struct pfield *fd = &x->fields[f];
 		enum pkt_state st;
 		uint32_t v;
 
-		/* Another protocol's field is ABSENT (field_th_state()):
-		 * not worth reading. */
-		if (fd->proto && pkt->l4 == PKT_PRESENT &&
-		    pkt->l4proto != fd->proto)
-			continue;
 		if (fd->kind != SETK_U32) {
 			probe_wide(x, f, ifc, pkt, w);
 			continue;
@@ -861,6 +884,20 @@ out:
 	return err;
 }
 
+/* Field F is read by the packets of every class its protocol allows. */
+static void add_probe(struct pidx *x, unsigned f)
+{
+	static const uint8_t proto[PC_MAX] = {
+		[PC_TCP] = IPPROTO_TCP, [PC_UDP] = IPPROTO_UDP,
+		[PC_ICMP] = IPPROTO_ICMP, [PC_ICMPV6] = IPPROTO_ICMPV6,
+	};
+	uint8_t fp = x->fields[f].proto;
+
+	for (unsigned pc = 0; pc < PC_MAX; pc++)
+		if (pc == PC_ALL || !fp || fp == proto[pc])
+			x->probe[pc][x->n_probe[pc]++] = (uint8_t)f;
+}
+
 /* Lay out the lists: per key, per field (all), the wildcard. */
 static int fill(struct build *b, unsigned n_rules, const int32_t *chosen)
 {
@@ -893,7 +930,7 @@ static int fill(struct build *b, unsigned n_rules, const int32_t *chosen)
 	}
 	for (unsigned f = 0; f < x->n_fields; f++) {
 		if (x->fields[f].n_all)
-			x->probe[x->n_probe++] = (uint8_t)f;
+			add_probe(x, f);
 		x->fields[f].all_off = (uint32_t)off;
 		off += x->fields[f].n_all;
 		x->fields[f].n_all = 0;
