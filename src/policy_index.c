@@ -31,11 +31,14 @@
  * (5000-5100, the /8 to /29 of a blocklist) cost one search per field
  * instead of a probe per length, while 10,000 distinct ports or addresses
  * keep one probe each.
+ *
  * Before any of that, a transport field of another protocol than the
- * packet's is skipped (it is ABSENT), and so is a value outside every key
- * of its field. Cost per packet: a search or the probes of each field the
- * packet has, plus the candidates before the deciding rule; it does not
- * grow with the number of rules as long as their keys differ.
+ * packet's is not read (it is ABSENT), and a value outside every key of
+ * its field is not searched. A candidate found by its key's lookup has
+ * that match PRESENT and true, so the matcher skips it (pidx_next()).
+ * Cost per packet: a search or the probes of each field the packet has,
+ * plus the candidates before the deciding rule; it does not grow with
+ * the number of rules as long as their keys differ.
  *
  * Bit-vector classification (per-field bitmaps of candidate rules, ANDed)
  * was the alternative: its per-packet cost grows with rules / 64 words per
@@ -117,6 +120,9 @@ struct pidx {
 	unsigned bits;
 	uint32_t *lists;
 	size_t n_lists;
+	uint8_t *key_m;			/* per rule: its key match, or
+					 * PIDX_NO_SKIP */
+	size_t n_rules;
 	/* Interval fields: per field, ascending interval starts (the first
 	 * is 0) and each interval's rules. */
 	uint32_t *iv_lo;
@@ -174,10 +180,12 @@ static struct pslot *slot_at(struct pslot *tab, unsigned bits, uint8_t fid,
 
 /* ---- the packet path */
 
-static void push(struct pidx_walk *w, const uint32_t *l, uint32_t n)
+/* A list; KEY: found by the packet's value, not for an unseen field or
+ * for want of a key. */
+static void push(struct pidx_walk *w, const uint32_t *l, uint32_t n, bool key)
 {
 	if (n)
-		w->c[w->n++] = (struct pidx_cursor){ l, l + n };
+		w->c[w->n++] = (struct pidx_cursor){ l, l + n, key };
 }
 
 /* The packet's value of an address or name field FD as a key, and its
@@ -236,7 +244,7 @@ static void probe_hash(const struct pidx *x, unsigned f, u128 k,
 						len, pk);
 
 		if (s->used)
-			push(w, x->lists + s->off, s->n);
+			push(w, x->lists + s->off, s->n, true);
 	}
 }
 
@@ -255,14 +263,14 @@ static void probe_u32(const struct pidx *x, unsigned f, uint32_t v,
 	if (v < fd->iv_min || v > fd->iv_max)
 		return;
 	sp = &x->iv[fd->iv_off + iv_find(x->iv_lo + fd->iv_off, fd->n_iv, v)];
-	push(w, x->iv_rules + sp->off, sp->n);
+	push(w, x->iv_rules + sp->off, sp->n, true);
 }
 
 static void push_all(const struct pidx *x, const struct pfield *fd,
 		     struct pidx_walk *w)
 {
 	/* The matcher decides what an unseen field means. */
-	push(w, x->lists + fd->all_off, fd->n_all);
+	push(w, x->lists + fd->all_off, fd->n_all, false);
 }
 
 /* Out of line: the loop over the 32-bit fields stays small. */
@@ -304,6 +312,7 @@ void pidx_start(const struct pidx *x, const struct ifcache *ifc,
 					       PC_ALL;
 
 	w->n = 0;
+	w->key_m = x->key_m;
 	for (unsigned i = 0; i < x->n_probe[pc]; i++) {
 		unsigned f = x->probe[pc][i];
 		const struct pfield *fd = &x->fields[f];
@@ -320,7 +329,7 @@ void pidx_start(const struct pidx *x, const struct ifcache *ifc,
 		else if (st == PKT_INCOMPLETE)
 			push_all(x, fd, w);
 	}
-	push(w, x->lists + x->wild_off, x->n_wild);
+	push(w, x->lists + x->wild_off, x->n_wild, false);
 }
 
 /* ---- building */
@@ -335,6 +344,7 @@ struct bent {
 struct bopt {
 	uint32_t rule;
 	uint8_t fid;
+	uint8_t mi;			/* the rule's match, or PIDX_NO_SKIP */
 	uint32_t first, n;
 	unsigned sel;			/* fewest value bits it pins */
 };
@@ -529,7 +539,7 @@ static enum set_kind field_kind(enum match_field f)
 
 /* Start an option of rule RULE on field F; false if it cannot be one. */
 static bool opt_begin(struct build *b, uint32_t rule, enum match_field f,
-		      uint32_t mask)
+		      uint32_t mask, unsigned mi)
 {
 	int fid = field_id(b->x, f, mask, field_kind(f));
 
@@ -540,8 +550,9 @@ static bool opt_begin(struct build *b, uint32_t rule, enum match_field f,
 		return false;
 	}
 	b->cur = &b->opts[b->n_opts];
-	*b->cur = (struct bopt){ rule, (uint8_t)fid, (uint32_t)b->n_ents, 0,
-				 UINT32_MAX };
+	*b->cur = (struct bopt){ rule, (uint8_t)fid,
+				 mi < PIDX_NO_SKIP ? (uint8_t)mi : PIDX_NO_SKIP,
+				 (uint32_t)b->n_ents, 0, UINT32_MAX };
 	return true;
 }
 
@@ -573,7 +584,9 @@ static int rule_options(struct build *b, const struct crule *r, uint32_t pos)
 			break;
 		if (proto && !implied) {
 			implied = true;
-			if (opt_begin(b, pos, MATCH_META_L4PROTO, 0))
+			/* Not a match of the rule: none to skip. */
+			if (opt_begin(b, pos, MATCH_META_L4PROTO, 0,
+				      PIDX_NO_SKIP))
 				add_ent(b, proto, 32);
 			if (opt_end(b))
 				return -ENOMEM;
@@ -581,7 +594,7 @@ static int rule_options(struct build *b, const struct crule *r, uint32_t pos)
 		if (m->negate || !keyed_field(m->field) || !m->set)
 			continue;
 		if (opt_begin(b, pos, m->field,
-			      m->field == MATCH_META_MARK ? m->mask : 0))
+			      m->field == MATCH_META_MARK ? m->mask : 0, j))
 			set_walk(m->set, walk_elem, b);
 		if (opt_end(b))
 			return -ENOMEM;
@@ -940,8 +953,13 @@ static int fill(struct build *b, unsigned n_rules, const int32_t *chosen)
 	x->n_wild = 0;
 	x->n_lists = off;
 	x->lists = malloc((off ? off : 1) * sizeof(*x->lists));
-	if (!x->lists)
+	x->key_m = malloc(n_rules ? n_rules : 1);
+	if (!x->lists || !x->key_m)
 		return -ENOMEM;
+	x->n_rules = n_rules;
+	for (uint32_t r = 0; r < n_rules; r++)
+		x->key_m[r] = chosen[r] < 0 ? PIDX_NO_SKIP :
+					      b->opts[chosen[r]].mi;
 	for (uint32_t r = 0; r < n_rules; r++) {
 		const struct bopt *o;
 
@@ -1016,6 +1034,7 @@ void pidx_free(struct pidx *x)
 		return;
 	free(x->tab);
 	free(x->lists);
+	free(x->key_m);
 	free(x->iv_lo);
 	free(x->iv);
 	free(x->iv_rules);
@@ -1027,7 +1046,7 @@ size_t pidx_bytes(const struct pidx *x)
 	if (!x)
 		return 0;
 	return sizeof(*x) + ((size_t)1 << x->bits) * sizeof(*x->tab) +
-	       x->n_lists * sizeof(*x->lists) +
+	       x->n_lists * sizeof(*x->lists) + x->n_rules +
 	       x->n_iv * (sizeof(*x->iv_lo) + sizeof(*x->iv)) +
 	       x->n_iv_rules * sizeof(*x->iv_rules);
 }
