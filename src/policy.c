@@ -237,12 +237,35 @@ static void compile_limit(struct policy *p, struct cmatch *m,
 	m->lim = l;
 }
 
+static int note_span(void *arg, const void *lo, const void *hi)
+{
+	struct cmatch *m = arg;
+
+	if (m->n_span == CMATCH_SPANS)
+		return 1;
+	m->span[m->n_span].lo = *(const uint32_t *)lo;
+	m->span[m->n_span].hi = *(const uint32_t *)hi;
+	m->n_span++;
+	return 0;
+}
+
+/* A set of a few values or ranges (most matches: "udp dport 53",
+ * "meta length 28-512", "tcp dport { 80, 443 }") costs a comparison per
+ * range instead of a lookup call. */
+static void find_spans(struct cmatch *m)
+{
+	if (m->set && set_kind(m->set) == SETK_U32 &&
+	    set_walk(m->set, note_span, m))
+		m->n_span = 0;
+}
+
 static int compile_match(struct policy *p, const struct conf *c,
 			 const struct conf_match *cm, struct cmatch *m,
 			 struct diags *d)
 {
 	struct field_info fi = field_info(cm->field);
 	struct set *s;
+	int err;
 
 	m->field = cm->field;
 	m->negate = cm->negate;
@@ -269,6 +292,7 @@ static int compile_match(struct policy *p, const struct conf *c,
 			return 0;
 		}
 		m->set = p->sets[i];
+		find_spans(m);
 		return 0;
 	}
 	if (!cm->n_elems) {
@@ -287,7 +311,10 @@ static int compile_match(struct policy *p, const struct conf *c,
 			err_at(d, c, &cm->elems[i].loc, "%s", msg);
 	}
 	m->set = s;
-	return set_finish(s);
+	err = set_finish(s);
+	if (!err)
+		find_spans(m);
+	return err;
 }
 
 static uint32_t nf_verdict(enum verdict_kind v, uint16_t queue_num)

@@ -67,11 +67,13 @@ static inline enum pkt_state field_th_state(const struct pkt *pkt,
 /*
  * Fields compared against a set of 32-bit values (addresses in host
  * order, ports, protocols, types, the mark under MASK, length, ids).
- * *V is meaningful only when PRESENT is returned.
+ * *V is meaningful only when PRESENT is returned. Always inlined: gcc
+ * would call it, and the call, the store of *V and its reload cost more
+ * than the switch (about 3 ns a packet with the benchmark's 20 rules).
  */
-static inline enum pkt_state field_u32(const struct pkt *pkt,
-				       enum match_field f, uint32_t mask,
-				       uint32_t *v)
+static inline __attribute__((always_inline)) enum pkt_state
+field_u32(const struct pkt *pkt, enum match_field f, uint32_t mask,
+	  uint32_t *v)
 {
 	switch (f) {
 	case MATCH_IP_SADDR:

@@ -7,18 +7,38 @@
  * rule is false for every packet whose value for that field is PRESENT and
  * outside the match's set, or ABSENT, so the rule can be filed under the
  * set's values and skipped unless the packet's value looks it up. Each
- * rule is filed under exactly one match (its "key"); per hook and family
- * one hash holds (field, prefix length, masked value) -> the ascending list
- * of rules filed there. Ranges are split into prefixes, so a packet
- * probes each field once per prefix length in use. Rules without such a
+ * rule is filed under exactly one match (its "key"). Rules without such a
  * match go to a wildcard list. A packet gathers its lists (a field that is
  * INCOMPLETE contributes every rule filed under it), merges them in rule
  * order and runs the full matcher on each candidate: first match,
  * counters, limits, statements and the incomplete verdict stay exactly
  * those of rule-by-rule evaluation, only rules that cannot match are not
- * looked at. Cost per packet: one probe per (field, length) in use plus
- * the candidates before the deciding rule; it does not grow with the
- * number of rules as long as their keys differ.
+ * looked at.
+ *
+ * Per 32-bit field (addresses, ports, protocols, lengths, marks) the keys
+ * become elementary intervals: the sorted starts of every key range cut
+ * the value space, and each piece lists the rules whose key covers it, so
+ * one branch-free binary search finds a packet's list. Otherwise, and for
+ * IPv6 addresses and names, one hash per hook and family holds (field,
+ * prefix length, masked value) -> list, ranges split into prefixes, and a
+ * packet probes the field once per prefix length in use. A 32-bit field
+ * takes the intervals when the search needs at most pidx_iv_steps (4)
+ * steps per hash probe it replaces (a probe hashes a 128-bit key and
+ * compares a 32-byte slot; a step is a load and a conditional move), and
+ * its lists hold at most PIDX_IV_SPREAD entries per key range: many rules
+ * with overlapping ranges would put each rule in many pieces, memory
+ * quadratic in the rules. So a short policy's ranges and prefixes
+ * (5000-5100, the /8 to /29 of a blocklist) cost one search per field
+ * instead of a probe per length, while 10,000 distinct ports or addresses
+ * keep one probe each.
+ *
+ * Before any of that, a transport field of another protocol than the
+ * packet's is not read (it is ABSENT), and a value outside every key of
+ * its field is not searched. A candidate found by its key's lookup has
+ * that match PRESENT and true, so the matcher skips it (pidx_next()).
+ * Cost per packet: a search or the probes of each field the packet has,
+ * plus the candidates before the deciding rule; it does not grow with
+ * the number of rules as long as their keys differ.
  *
  * Bit-vector classification (per-field bitmaps of candidate rules, ANDed)
  * was the alternative: its per-packet cost grows with rules / 64 words per
@@ -48,8 +68,18 @@
 #define PIDX_MAX_FIELDS		32	/* field and mask pairs, per chain */
 #define PIDX_MAX_ENTRIES	1024	/* prefixes one key match may add */
 #define NAME_LEN		128	/* the "length" of exact names */
+#define PIDX_IV_SPREAD		4	/* interval list entries per range */
 
 typedef unsigned __int128 u128;
+
+unsigned pidx_iv_steps = 4;
+
+/*
+ * Packets by transport protocol: a transport field of another protocol is
+ * ABSENT (field_th_state()), so its field is not even read. PC_ALL: the
+ * protocol is not known (INCOMPLETE, ABSENT), every field.
+ */
+enum pclass { PC_ALL, PC_TCP, PC_UDP, PC_ICMP, PC_ICMPV6, PC_OTHER, PC_MAX };
 
 /* One (field, length, value) key and its rule list; also the build's
  * counters. */
@@ -68,16 +98,38 @@ struct pfield {
 	unsigned n_lens;
 	uint8_t lens[PIDX_MAX_CURSORS];
 	uint32_t all_off, n_all;	/* every rule filed here */
+	uint32_t iv_off, n_iv;		/* interval field: iv_lo[iv_off..] */
+	uint32_t iv_min, iv_max;	/* its keys lie in [min, max] */
+	uint8_t proto;			/* transport field: its protocol */
+};
+
+/* A rule list: rules[off .. off + n). */
+struct pspan {
+	uint32_t off, n;
 };
 
 struct pidx {
 	unsigned n_fields;
 	struct pfield fields[PIDX_MAX_FIELDS];
+	/* Per PC_* class of packet, the fields rules are filed under that
+	 * such a packet can have. */
+	uint8_t n_probe[PC_MAX];
+	uint8_t probe[PC_MAX][PIDX_MAX_FIELDS];
 	uint32_t wild_off, n_wild;
 	struct pslot *tab;
 	unsigned bits;
 	uint32_t *lists;
 	size_t n_lists;
+	uint8_t *key_m;			/* per rule: its key match, or
+					 * PIDX_NO_SKIP */
+	size_t n_rules;
+	/* Interval fields: per field, ascending interval starts (the first
+	 * is 0) and each interval's rules. */
+	uint32_t *iv_lo;
+	struct pspan *iv;
+	size_t n_iv;
+	uint32_t *iv_rules;
+	size_t n_iv_rules;
 };
 
 /* ---- keys */
@@ -128,73 +180,156 @@ static struct pslot *slot_at(struct pslot *tab, unsigned bits, uint8_t fid,
 
 /* ---- the packet path */
 
-static void push(struct pidx_walk *w, const uint32_t *l, uint32_t n)
+/* A list; KEY: found by the packet's value, not for an unseen field or
+ * for want of a key. */
+static void push(struct pidx_walk *w, const uint32_t *l, uint32_t n, bool key)
 {
 	if (n)
-		w->c[w->n++] = (struct pidx_cursor){ l, l + n };
+		w->c[w->n++] = (struct pidx_cursor){ l, l + n, key };
 }
 
-/* The packet's value of field FD as a key, and its state. */
-static enum pkt_state field_key(const struct pfield *fd,
-				const struct ifcache *ifc, const struct pkt *pkt,
-				u128 *k)
+/* The packet's value of an address or name field FD as a key, and its
+ * state. */
+static enum pkt_state wide_key(const struct pfield *fd,
+			       const struct ifcache *ifc,
+			       const struct pkt *pkt, u128 *k)
 {
 	enum pkt_state st;
 	char name[IF_NAMESIZE];
 	const uint8_t *a;
-	uint32_t v;
 
-	switch (fd->kind) {
-	case SETK_U32:
-		st = field_u32(pkt, fd->field, fd->mask, &v);
-		*k = v;
-		return st;
-	case SETK_U128:
+	if (fd->kind == SETK_U128) {
 		st = field_u128(pkt, fd->field, &a);
 		*k = load128(a);
 		return st;
-	default:
-		st = field_name(ifc, pkt, fd->field, name);
-		*k = 0;
-		if (st == PKT_PRESENT) {
-			size_t n = strnlen(name, sizeof(name));
+	}
+	st = field_name(ifc, pkt, fd->field, name);
+	*k = 0;
+	if (st == PKT_PRESENT) {
+		size_t n = strnlen(name, sizeof(name));
 
-			/* Longer names are in no set (set_has_str). */
-			if (n >= sizeof(name))
-				return PKT_ABSENT;
-			memcpy(k, name, n);
-		}
-		return st;
+		/* Longer names are in no set (set_has_str). */
+		if (n >= sizeof(name))
+			return PKT_ABSENT;
+		memcpy(k, name, n);
+	}
+	return st;
+}
+
+/* Index of the interval of LO[0 .. N) holding V: LO[0] is 0, so there
+ * is one. Branch-free: the steps do not depend on V. */
+static uint32_t iv_find(const uint32_t *lo, uint32_t n, uint32_t v)
+{
+	const uint32_t *b = lo;
+
+	while (n > 1) {
+		uint32_t half = n / 2;
+
+		b = b[half] <= v ? b + half : b;
+		n -= half;
+	}
+	return (uint32_t)(b - lo);
+}
+
+/* The lists of key K of hashed field F: one probe per prefix length. */
+static void probe_hash(const struct pidx *x, unsigned f, u128 k,
+		       struct pidx_walk *w)
+{
+	const struct pfield *fd = &x->fields[f];
+
+	for (unsigned i = 0; i < fd->n_lens; i++) {
+		uint8_t len = fd->lens[i];
+		u128 pk = k & prefix_mask(fd->kind, len);
+		const struct pslot *s = slot_at(x->tab, x->bits, (uint8_t)f,
+						len, pk);
+
+		if (s->used)
+			push(w, x->lists + s->off, s->n, true);
+	}
+}
+
+/* The list of value V of 32-bit field F: one search, or its probes. */
+static void probe_u32(const struct pidx *x, unsigned f, uint32_t v,
+		      struct pidx_walk *w)
+{
+	const struct pfield *fd = &x->fields[f];
+	const struct pspan *sp;
+
+	if (!fd->n_iv) {
+		probe_hash(x, f, v, w);
+		return;
+	}
+	/* Outside every key: no rule, no search. */
+	if (v < fd->iv_min || v > fd->iv_max)
+		return;
+	sp = &x->iv[fd->iv_off + iv_find(x->iv_lo + fd->iv_off, fd->n_iv, v)];
+	push(w, x->iv_rules + sp->off, sp->n, true);
+}
+
+static void push_all(const struct pidx *x, const struct pfield *fd,
+		     struct pidx_walk *w)
+{
+	/* The matcher decides what an unseen field means. */
+	push(w, x->lists + fd->all_off, fd->n_all, false);
+}
+
+/* Out of line: the loop over the 32-bit fields stays small. */
+static __attribute__((noinline)) void probe_wide(const struct pidx *x,
+						 unsigned f,
+						 const struct ifcache *ifc,
+						 const struct pkt *pkt,
+						 struct pidx_walk *w)
+{
+	u128 k;
+	enum pkt_state st = wide_key(&x->fields[f], ifc, pkt, &k);
+
+	if (st == PKT_PRESENT)
+		probe_hash(x, f, k, w);
+	else if (st == PKT_INCOMPLETE)
+		push_all(x, &x->fields[f], w);
+}
+
+static enum pclass proto_class(uint8_t proto)
+{
+	switch (proto) {
+	case IPPROTO_TCP:
+		return PC_TCP;
+	case IPPROTO_UDP:
+		return PC_UDP;
+	case IPPROTO_ICMP:
+		return PC_ICMP;
+	case IPPROTO_ICMPV6:
+		return PC_ICMPV6;
+	default:
+		return PC_OTHER;
 	}
 }
 
 void pidx_start(const struct pidx *x, const struct ifcache *ifc,
 		const struct pkt *pkt, struct pidx_walk *w)
 {
+	unsigned pc = pkt->l4 == PKT_PRESENT ? proto_class(pkt->l4proto) :
+					       PC_ALL;
+
 	w->n = 0;
-	for (unsigned f = 0; f < x->n_fields; f++) {
+	w->key_m = x->key_m;
+	for (unsigned i = 0; i < x->n_probe[pc]; i++) {
+		unsigned f = x->probe[pc][i];
 		const struct pfield *fd = &x->fields[f];
-		u128 k;
-		enum pkt_state st = field_key(fd, ifc, pkt, &k);
+		enum pkt_state st;
+		uint32_t v;
 
-		if (!fd->n_all || st == PKT_ABSENT)
-			continue;
-		if (st == PKT_INCOMPLETE) {
-			/* The matcher decides what an unseen field means. */
-			push(w, x->lists + fd->all_off, fd->n_all);
+		if (fd->kind != SETK_U32) {
+			probe_wide(x, f, ifc, pkt, w);
 			continue;
 		}
-		for (unsigned i = 0; i < fd->n_lens; i++) {
-			uint8_t len = fd->lens[i];
-			u128 pk = k & prefix_mask(fd->kind, len);
-			const struct pslot *s = slot_at(x->tab, x->bits,
-							(uint8_t)f, len, pk);
-
-			if (s->used)
-				push(w, x->lists + s->off, s->n);
-		}
+		st = field_u32(pkt, fd->field, fd->mask, &v);
+		if (st == PKT_PRESENT)
+			probe_u32(x, f, v, w);
+		else if (st == PKT_INCOMPLETE)
+			push_all(x, fd, w);
 	}
-	push(w, x->lists + x->wild_off, x->n_wild);
+	push(w, x->lists + x->wild_off, x->n_wild, false);
 }
 
 /* ---- building */
@@ -209,6 +344,7 @@ struct bent {
 struct bopt {
 	uint32_t rule;
 	uint8_t fid;
+	uint8_t mi;			/* the rule's match, or PIDX_NO_SKIP */
 	uint32_t first, n;
 	unsigned sel;			/* fewest value bits it pins */
 };
@@ -238,6 +374,37 @@ static int grow(void **arr, size_t n, size_t *cap, size_t size)
 	return 0;
 }
 
+/* The protocol a transport match implies, or 0. */
+static uint8_t implied_proto(enum match_field f)
+{
+	switch (f) {
+	case MATCH_TCP_SPORT:
+	case MATCH_TCP_DPORT:
+	case MATCH_TCP_FLAGS:
+		return IPPROTO_TCP;
+	case MATCH_UDP_SPORT:
+	case MATCH_UDP_DPORT:
+		return IPPROTO_UDP;
+	case MATCH_ICMP_TYPE:
+		return IPPROTO_ICMP;
+	case MATCH_ICMPV6_TYPE:
+		return IPPROTO_ICMPV6;
+	default:
+		return 0;
+	}
+}
+
+/* *ARR to N items of SIZE bytes, kept as it was on failure. */
+static int resize(void **arr, size_t n, size_t size)
+{
+	void *p = realloc(*arr, (n ? n : 1) * size);
+
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	return 0;
+}
+
 /* Field instance of (F, MASK), added if new; -1 when there is no room. */
 static int field_id(struct pidx *x, enum match_field f, uint32_t mask,
 		    enum set_kind kind)
@@ -248,7 +415,8 @@ static int field_id(struct pidx *x, enum match_field f, uint32_t mask,
 	if (x->n_fields == PIDX_MAX_FIELDS)
 		return -1;
 	x->fields[x->n_fields] = (struct pfield){ .field = f, .mask = mask,
-						  .kind = kind };
+						  .kind = kind,
+						  .proto = implied_proto(f) };
 	return (int)x->n_fields++;
 }
 
@@ -369,29 +537,9 @@ static enum set_kind field_kind(enum match_field f)
 	return SETK_U32;
 }
 
-/* The protocol a transport match implies, or 0. */
-static uint8_t implied_proto(enum match_field f)
-{
-	switch (f) {
-	case MATCH_TCP_SPORT:
-	case MATCH_TCP_DPORT:
-	case MATCH_TCP_FLAGS:
-		return IPPROTO_TCP;
-	case MATCH_UDP_SPORT:
-	case MATCH_UDP_DPORT:
-		return IPPROTO_UDP;
-	case MATCH_ICMP_TYPE:
-		return IPPROTO_ICMP;
-	case MATCH_ICMPV6_TYPE:
-		return IPPROTO_ICMPV6;
-	default:
-		return 0;
-	}
-}
-
 /* Start an option of rule RULE on field F; false if it cannot be one. */
 static bool opt_begin(struct build *b, uint32_t rule, enum match_field f,
-		      uint32_t mask)
+		      uint32_t mask, unsigned mi)
 {
 	int fid = field_id(b->x, f, mask, field_kind(f));
 
@@ -402,8 +550,9 @@ static bool opt_begin(struct build *b, uint32_t rule, enum match_field f,
 		return false;
 	}
 	b->cur = &b->opts[b->n_opts];
-	*b->cur = (struct bopt){ rule, (uint8_t)fid, (uint32_t)b->n_ents, 0,
-				 UINT32_MAX };
+	*b->cur = (struct bopt){ rule, (uint8_t)fid,
+				 mi < PIDX_NO_SKIP ? (uint8_t)mi : PIDX_NO_SKIP,
+				 (uint32_t)b->n_ents, 0, UINT32_MAX };
 	return true;
 }
 
@@ -435,7 +584,9 @@ static int rule_options(struct build *b, const struct crule *r, uint32_t pos)
 			break;
 		if (proto && !implied) {
 			implied = true;
-			if (opt_begin(b, pos, MATCH_META_L4PROTO, 0))
+			/* Not a match of the rule: none to skip. */
+			if (opt_begin(b, pos, MATCH_META_L4PROTO, 0,
+				      PIDX_NO_SKIP))
 				add_ent(b, proto, 32);
 			if (opt_end(b))
 				return -ENOMEM;
@@ -443,7 +594,7 @@ static int rule_options(struct build *b, const struct crule *r, uint32_t pos)
 		if (m->negate || !keyed_field(m->field) || !m->set)
 			continue;
 		if (opt_begin(b, pos, m->field,
-			      m->field == MATCH_META_MARK ? m->mask : 0))
+			      m->field == MATCH_META_MARK ? m->mask : 0, j))
 			set_walk(m->set, walk_elem, b);
 		if (opt_end(b))
 			return -ENOMEM;
@@ -563,12 +714,213 @@ static int choose(struct build *b, unsigned n_rules, int32_t *chosen)
 	return 0;
 }
 
+/* ---- interval fields */
+
+/* One range of a rule's key, for building an interval field. */
+struct prange {
+	uint32_t lo, hi, rule;
+};
+
+/* The ranges of the keys filed under field FID, in rule order; adjacent
+ * prefixes of one rule joined again. Their number, or -ENOMEM. */
+static long iv_ranges(const struct build *b, unsigned n_rules,
+		      const int32_t *chosen, unsigned fid, struct prange **out)
+{
+	size_t n = 0, cap = 0;
+	struct prange *v = NULL;
+
+	for (uint32_t r = 0; r < n_rules; r++) {
+		const struct bopt *o = chosen[r] < 0 ? NULL :
+				       &b->opts[chosen[r]];
+
+		for (uint32_t e = 0; o && o->fid == fid && e < o->n; e++) {
+			const struct bent *en = &b->ents[o->first + e];
+			uint32_t lo = (uint32_t)en->key;
+			uint32_t hi = lo | ~(uint32_t)prefix_mask(SETK_U32,
+								   en->len);
+
+			if (n && v[n - 1].rule == r && v[n - 1].hi != UINT32_MAX
+			    && v[n - 1].hi + 1 == lo) {
+				v[n - 1].hi = hi;
+				continue;
+			}
+			if (grow((void **)&v, n, &cap, sizeof(*v))) {
+				free(v);
+				return -ENOMEM;
+			}
+			v[n++] = (struct prange){ lo, hi, r };
+		}
+	}
+	*out = v;
+	return (long)n;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The sorted distinct interval starts of ranges V[0 .. N): 0, every lo,
+ * every hi + 1. Their number, or -ENOMEM. */
+static long iv_bounds(const struct prange *v, size_t n, uint32_t **out)
+{
+	uint32_t *lo = malloc((2 * n + 1) * sizeof(*lo));
+	size_t m = 0, k = 1;
+
+	if (!lo)
+		return -ENOMEM;
+	lo[m++] = 0;
+	for (size_t i = 0; i < n; i++) {
+		lo[m++] = v[i].lo;
+		if (v[i].hi != UINT32_MAX)
+			lo[m++] = v[i].hi + 1;
+	}
+	qsort(lo, m, sizeof(*lo), cmp_u32);
+	for (size_t i = 1; i < m; i++)
+		if (lo[i] != lo[k - 1])
+			lo[k++] = lo[i];
+	*out = lo;
+	return (long)k;
+}
+
+/* Intervals [*I0, *I1) of LO[0 .. N) that range R covers. */
+static void iv_cover(const uint32_t *lo, uint32_t n, const struct prange *r,
+		     uint32_t *i0, uint32_t *i1)
+{
+	*i0 = iv_find(lo, n, r->lo);
+	*i1 = r->hi == UINT32_MAX ? n : iv_find(lo, n, r->hi + 1);
+}
+
+static unsigned ceil_log2(size_t n)
+{
+	unsigned k = 0;
+
+	while (((size_t)1 << k) < n)
+		k++;
+	return k;
+}
+
+/* Append the intervals LO[0 .. N) of field FD and their rules (ranges V,
+ * TOTAL rule entries). 0 or -ENOMEM. */
+static int iv_store(struct pidx *x, struct pfield *fd, const uint32_t *lo,
+		    uint32_t n, const struct prange *v, size_t n_v,
+		    size_t total)
+{
+	size_t need = x->n_iv + n, off = x->n_iv_rules;
+	struct pspan *sp;
+
+	if (resize((void **)&x->iv_lo, need, sizeof(*x->iv_lo)) ||
+	    resize((void **)&x->iv, need, sizeof(*x->iv)) ||
+	    resize((void **)&x->iv_rules, off + total, sizeof(*x->iv_rules)))
+		return -ENOMEM;
+	fd->iv_off = (uint32_t)x->n_iv;
+	fd->n_iv = n;
+	fd->iv_min = UINT32_MAX;
+	for (size_t i = 0; i < n_v; i++) {
+		fd->iv_min = v[i].lo < fd->iv_min ? v[i].lo : fd->iv_min;
+		fd->iv_max = v[i].hi > fd->iv_max ? v[i].hi : fd->iv_max;
+	}
+	memcpy(x->iv_lo + x->n_iv, lo, n * sizeof(*lo));
+	sp = x->iv + x->n_iv;
+	memset(sp, 0, n * sizeof(*sp));
+	for (size_t i = 0; i < n_v; i++) {
+		uint32_t i0, i1;
+
+		iv_cover(lo, n, &v[i], &i0, &i1);
+		for (uint32_t j = i0; j < i1; j++)
+			sp[j].n++;
+	}
+	for (uint32_t j = 0; j < n; j++) {
+		sp[j].off = (uint32_t)off;
+		off += sp[j].n;
+		sp[j].n = 0;
+	}
+	for (size_t i = 0; i < n_v; i++) {
+		uint32_t i0, i1;
+
+		iv_cover(lo, n, &v[i], &i0, &i1);
+		for (uint32_t j = i0; j < i1; j++) {
+			uint32_t *l = x->iv_rules + sp[j].off;
+
+			/* Rules come in order: a repeat is the last one. */
+			if (!sp[j].n || l[sp[j].n - 1] != v[i].rule)
+				l[sp[j].n++] = v[i].rule;
+		}
+	}
+	x->n_iv = need;
+	x->n_iv_rules = off;
+	return 0;
+}
+
+/*
+ * Make field FID an interval field if one binary search is cheaper than
+ * its hash probes and the lists stay linear in its ranges (overlapping
+ * ranges of many rules would put each rule in many intervals).
+ */
+static int iv_field(struct build *b, unsigned n_rules, const int32_t *chosen,
+		    unsigned fid)
+{
+	struct pfield *fd = &b->x->fields[fid];
+	struct prange *v = NULL;
+	uint32_t *lo = NULL;
+	long n_v, n;
+	size_t total = 0;
+	int err = 0;
+
+	if (fd->kind != SETK_U32)
+		return 0;
+	n_v = iv_ranges(b, n_rules, chosen, fid, &v);
+	if (n_v <= 0)
+		return (int)n_v;
+	n = iv_bounds(v, (size_t)n_v, &lo);
+	if (n < 0) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (ceil_log2((size_t)n) > pidx_iv_steps * fd->n_lens ||
+	    n > UINT32_MAX / 2)
+		goto out;
+	for (long i = 0; i < n_v; i++) {
+		uint32_t i0, i1;
+
+		iv_cover(lo, (uint32_t)n, &v[i], &i0, &i1);
+		total += i1 - i0;
+	}
+	if (total <= PIDX_IV_SPREAD * (size_t)n_v)
+		err = iv_store(b->x, fd, lo, (uint32_t)n, v, (size_t)n_v,
+			       total);
+out:
+	free(v);
+	free(lo);
+	return err;
+}
+
+/* Field F is read by the packets of every class its protocol allows. */
+static void add_probe(struct pidx *x, unsigned f)
+{
+	static const uint8_t proto[PC_MAX] = {
+		[PC_TCP] = IPPROTO_TCP, [PC_UDP] = IPPROTO_UDP,
+		[PC_ICMP] = IPPROTO_ICMP, [PC_ICMPV6] = IPPROTO_ICMPV6,
+	};
+	uint8_t fp = x->fields[f].proto;
+
+	for (unsigned pc = 0; pc < PC_MAX; pc++)
+		if (pc == PC_ALL || !fp || fp == proto[pc])
+			x->probe[pc][x->n_probe[pc]++] = (uint8_t)f;
+}
+
 /* Lay out the lists: per key, per field (all), the wildcard. */
 static int fill(struct build *b, unsigned n_rules, const int32_t *chosen)
 {
 	struct pidx *x = b->x;
+	struct pfield *fd;
 	size_t n_keys = 0, off = 0;
 
+	for (unsigned f = 0; f < x->n_fields; f++)
+		if (iv_field(b, n_rules, chosen, f))
+			return -ENOMEM;
 	for (uint32_t r = 0; r < n_rules; r++)
 		n_keys += chosen[r] >= 0 ? b->opts[chosen[r]].n : 0;
 	x->tab = tab_new(n_keys, &x->bits);
@@ -579,8 +931,10 @@ static int fill(struct build *b, unsigned n_rules, const int32_t *chosen)
 			x->n_wild++;
 			continue;
 		}
-		count_keys(x->tab, x->bits, b, &b->opts[chosen[r]]);
-		x->fields[b->opts[chosen[r]].fid].n_all++;
+		fd = &x->fields[b->opts[chosen[r]].fid];
+		if (!fd->n_iv)
+			count_keys(x->tab, x->bits, b, &b->opts[chosen[r]]);
+		fd->n_all++;
 	}
 	for (size_t i = 0; i < (size_t)1 << x->bits; i++) {
 		x->tab[i].off = (uint32_t)off;
@@ -588,6 +942,8 @@ static int fill(struct build *b, unsigned n_rules, const int32_t *chosen)
 		x->tab[i].n = 0;
 	}
 	for (unsigned f = 0; f < x->n_fields; f++) {
+		if (x->fields[f].n_all)
+			add_probe(x, f);
 		x->fields[f].all_off = (uint32_t)off;
 		off += x->fields[f].n_all;
 		x->fields[f].n_all = 0;
@@ -597,11 +953,15 @@ static int fill(struct build *b, unsigned n_rules, const int32_t *chosen)
 	x->n_wild = 0;
 	x->n_lists = off;
 	x->lists = malloc((off ? off : 1) * sizeof(*x->lists));
-	if (!x->lists)
+	x->key_m = malloc(n_rules ? n_rules : 1);
+	if (!x->lists || !x->key_m)
 		return -ENOMEM;
+	x->n_rules = n_rules;
+	for (uint32_t r = 0; r < n_rules; r++)
+		x->key_m[r] = chosen[r] < 0 ? PIDX_NO_SKIP :
+					      b->opts[chosen[r]].mi;
 	for (uint32_t r = 0; r < n_rules; r++) {
 		const struct bopt *o;
-		struct pfield *fd;
 
 		if (chosen[r] < 0) {
 			x->lists[x->wild_off + x->n_wild++] = r;
@@ -610,7 +970,8 @@ static int fill(struct build *b, unsigned n_rules, const int32_t *chosen)
 		o = &b->opts[chosen[r]];
 		fd = &x->fields[o->fid];
 		x->lists[fd->all_off + fd->n_all++] = r;
-		for (uint32_t e = o->first; e < o->first + o->n; e++) {
+		for (uint32_t e = o->first; !fd->n_iv && e < o->first + o->n;
+		     e++) {
 			const struct bent *en = &b->ents[e];
 			struct pslot *s = slot_at(x->tab, x->bits, en->fid,
 						  en->len, en->key);
@@ -673,6 +1034,10 @@ void pidx_free(struct pidx *x)
 		return;
 	free(x->tab);
 	free(x->lists);
+	free(x->key_m);
+	free(x->iv_lo);
+	free(x->iv);
+	free(x->iv_rules);
 	free(x);
 }
 
@@ -681,5 +1046,7 @@ size_t pidx_bytes(const struct pidx *x)
 	if (!x)
 		return 0;
 	return sizeof(*x) + ((size_t)1 << x->bits) * sizeof(*x->tab) +
-	       x->n_lists * sizeof(*x->lists);
+	       x->n_lists * sizeof(*x->lists) + x->n_rules +
+	       x->n_iv * (sizeof(*x->iv_lo) + sizeof(*x->iv)) +
+	       x->n_iv_rules * sizeof(*x->iv_rules);
 }

@@ -33,10 +33,17 @@ struct log_limit {
 
 struct pidx;
 
+#define CMATCH_SPANS	4
+
 struct cmatch {
 	enum match_field field;
 	bool negate;
 	const struct set *set;		/* values; owned by policy->sets */
+	/* A 32-bit set of at most CMATCH_SPANS ranges ("udp dport 53",
+	 * "tcp dport { 80, 443 }") is compared inline: no lookup call.
+	 * 0: look the value up in the set. */
+	unsigned n_span;
+	struct { uint32_t lo, hi; } span[CMATCH_SPANS];
 	uint32_t mask;			/* meta mark */
 	uint32_t flags;			/* tcp flags, ct state */
 	struct limiter *lim;		/* limit */

@@ -45,6 +45,16 @@ static bool limiter_take(struct limiter *l)
 	}
 }
 
+/* V in one of M's ranges; no branch per range. */
+static bool in_spans(const struct cmatch *m, uint32_t v)
+{
+	bool hit = false;
+
+	for (unsigned i = 0; i < m->n_span; i++)
+		hit |= v - m->span[i].lo <= m->span[i].hi - m->span[i].lo;
+	return hit;
+}
+
 /*
  * The match holds, before negation, when *ST is PKT_PRESENT; otherwise
  * the field is ABSENT or INCOMPLETE and the result means nothing.
@@ -78,7 +88,7 @@ static bool match_value(const struct policy *p, const struct cmatch *m,
 		return limiter_take(m->lim);
 	default:
 		*st = field_u32(pkt, m->field, m->mask, &v);
-		return set_has_u32(m->set, v);
+		return m->n_span ? in_spans(m, v) : set_has_u32(m->set, v);
 	}
 }
 
@@ -93,7 +103,7 @@ enum rule_result { RULE_FALSE, RULE_TRUE, RULE_UNKNOWN };
  */
 static enum rule_result rule_matches(const struct policy *p,
 				     const struct crule *r,
-				     const struct pkt *pkt)
+				     const struct pkt *pkt, unsigned skip)
 {
 	bool unknown = false;
 
@@ -102,6 +112,10 @@ static enum rule_result rule_matches(const struct policy *p,
 		enum pkt_state st;
 		bool hit;
 
+		/* Known PRESENT and true: it could neither fail the rule
+		 * nor make it unknown. */
+		if (i == skip)
+			continue;
 		if (unknown && m->field == MATCH_LIMIT)
 			continue;
 		hit = match_value(p, m, pkt, &st);
@@ -230,11 +244,13 @@ static void apply_rule(struct policy *p, const struct crule *r,
 	}
 }
 
-/* Judge PKT by rule R: true when R decided (it matched, or it might have). */
+/* Judge PKT by rule R, whose match SKIP (or none: PIDX_NO_SKIP) is known
+ * to hold: true when R decided (it matched, or it might have). */
 static bool decide(struct policy *p, const struct crule *r,
-		   const struct pkt *pkt, uint64_t *c, struct decision *d)
+		   const struct pkt *pkt, unsigned skip, uint64_t *c,
+		   struct decision *d)
 {
-	switch (rule_matches(p, r, pkt)) {
+	switch (rule_matches(p, r, pkt, skip)) {
 	case RULE_FALSE:
 		return false;
 	case RULE_UNKNOWN:
@@ -281,14 +297,15 @@ void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
 		/* Only rules that cannot match are left out, in order. */
 		struct pidx_walk w;
 		uint32_t i;
+		unsigned skip;
 
 		pidx_start(h->idx[f], p->ifc, pkt, &w);
-		while ((i = pidx_next(&w)) != PIDX_END)
-			if (decide(p, h->fam[f][i], pkt, c, d))
+		while ((i = pidx_next(&w, &skip)) != PIDX_END)
+			if (decide(p, h->fam[f][i], pkt, skip, c, d))
 				return;
 	} else {
 		for (unsigned i = 0; f >= 0 && i < h->n_fam[f]; i++)
-			if (decide(p, h->fam[f][i], pkt, c, d))
+			if (decide(p, h->fam[f][i], pkt, PIDX_NO_SKIP, c, d))
 				return;
 	}
 	d->verdict = h->policy_verdict;

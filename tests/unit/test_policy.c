@@ -427,6 +427,73 @@ static void test_ports_protocols(void **state)
 	free_conf(c);
 }
 
+/* A set of at most CMATCH_SPANS ranges is compared inline (policy.c
+ * find_spans()): its edges, the whole range, merged neighbours, a named
+ * set, two and four values, and five that must go to the lookup. */
+static void test_one_range(void **state)
+{
+	static const struct { uint16_t dport; uint32_t v; } want[] = {
+		{ 99, NF_DROP }, { 100, NF_ACCEPT }, { 200, NF_ACCEPT },
+		{ 201, NF_DROP }, { 6, NF_DROP }, { 7, NF_REPEAT },
+		{ 8, NF_REPEAT }, { 9, NF_DROP }, { 0, NF_QUEUE_NR(3) },
+		{ 65535, NF_QUEUE_NR(4) }, { 300, NF_QUEUE_NR(5) },
+		{ 302, NF_QUEUE_NR(5) }, { 301, NF_DROP },
+		{ 506, NF_QUEUE_NR(6) }, { 505, NF_DROP },
+		{ 408, NF_QUEUE_NR(7) }, { 407, NF_DROP },
+		{ 400, NF_QUEUE_NR(7) },
+	};
+	struct conf *c = conf_new();
+	struct conf_set *cs = set(c, "hi", SET_INET_SERVICE, false);
+	struct conf_elem *e = elem(&cs->elems, &cs->n_elems);
+	struct conf_rule *r;
+	struct conf_match *m;
+	struct policy *p;
+
+	e->kind = ELEM_NUM;
+	e->lo = e->hi = 65535;
+
+	c->hooks[HOOK_INPUT].policy = VERDICT_DROP;
+	r = rule(c, HOOK_INPUT, VERDICT_ACCEPT, "udp dport 100-200 accept");
+	num(match(r, MATCH_UDP_DPORT, false), 100, 200);
+	r = rule(c, HOOK_INPUT, VERDICT_QUEUE, "ip saddr 0.0.0.0/0 udp dport 0 "
+		 "queue 3");
+	addr(match(r, MATCH_IP_SADDR, false), "0.0.0.0/0");
+	num(match(r, MATCH_UDP_DPORT, false), 0, 0);
+	r->queue_num = 3;
+	r = rule(c, HOOK_INPUT, VERDICT_REPEAT, "udp dport { 7, 8 } repeat");
+	num(match(r, MATCH_UDP_DPORT, false), 7, 7);
+	num(r->matches, 8, 8);
+	r = rule(c, HOOK_INPUT, VERDICT_QUEUE, "udp dport @hi queue 4");
+	match(r, MATCH_UDP_DPORT, false)->set_name = "hi";
+	r->queue_num = 4;
+	r = rule(c, HOOK_INPUT, VERDICT_QUEUE, "udp dport { 300, 302 } "
+		 "queue 5");
+	num(match(r, MATCH_UDP_DPORT, false), 300, 300);
+	num(r->matches, 302, 302);
+	r->queue_num = 5;
+	r = rule(c, HOOK_INPUT, VERDICT_QUEUE, "udp dport { 500, 502, 504, "
+		 "506 } queue 6");
+	m = match(r, MATCH_UDP_DPORT, false);
+	for (unsigned i = 0; i < 4; i++)
+		num(m, 500 + 2 * i, 500 + 2 * i);
+	r->queue_num = 6;
+	r = rule(c, HOOK_INPUT, VERDICT_QUEUE, "udp dport { 400, 402, 404, "
+		 "406, 408 } queue 7");
+	m = match(r, MATCH_UDP_DPORT, false);
+	for (unsigned i = 0; i < 5; i++)
+		num(m, 400 + 2 * i, 400 + 2 * i);
+	r->queue_num = 7;
+	p = build(c, 1);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct pkt k = mkpkt(HOOK_INPUT, UDP4("192.0.2.1", "192.0.2.2",
+						      1, want[i].dport));
+
+		assert_int_equal(judge(p, &k), want[i].v);
+	}
+	policy_free(p);
+	free_conf(c);
+}
+
 static void test_interfaces(void **state)
 {
 	struct conf *c = conf_new();
@@ -1366,6 +1433,7 @@ int main(void)
 		cmocka_unit_test(test_empty_accepts),
 		cmocka_unit_test(test_addresses_and_family),
 		cmocka_unit_test(test_ports_protocols),
+		cmocka_unit_test(test_one_range),
 		cmocka_unit_test(test_interfaces),
 		cmocka_unit_test(test_meta_and_statements),
 		cmocka_unit_test(test_limit),
