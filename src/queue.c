@@ -20,8 +20,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <urcu-qsbr.h>
 
 #include "conf.h"
@@ -42,6 +44,7 @@
 #define PENDING_MIN	1024
 #define RETRY_FIRST	0.001	/* seconds to the first resend */
 #define RETRY_MAX	0.1
+#define WAIT_MS		20	/* longest wait for packets in recvmmsg */
 
 uint16_t queue_num(const struct queue *q)
 {
@@ -437,12 +440,27 @@ struct verdict_batch *queue_verdicts(struct queue *q)
 	return &q->vb;
 }
 
+/* Receive into the buffers: recvmmsg with FLAGS. A wait (no
+ * MSG_DONTWAIT) is spent offline for RCU, so a grace period never waits
+ * for it. */
+static int receive(struct queue *q, unsigned room, int flags)
+{
+	int n;
+
+	if (flags & MSG_DONTWAIT)
+		return recvmmsg(q->fd, q->msgs, room, flags, NULL);
+	rcu_thread_offline();
+	n = recvmmsg(q->fd, q->msgs, room, flags, NULL);
+	rcu_thread_online();
+	return n;
+}
+
 /*
- * One receive batch. Returns the number of datagrams read (0: nothing
- * waiting, or no room in the ledger), or a negative errno for a receive
- * error.
+ * One receive batch, read with FLAGS. Returns the number of datagrams read
+ * (0: nothing waiting, or no room in the ledger), or a negative errno for
+ * a receive error.
  */
-int queue_receive_batch(struct queue *q)
+static int receive_batch(struct queue *q, int flags)
 {
 	unsigned room = 0, max = pending_max(q), pending;
 	struct policy *pol;
@@ -456,7 +474,7 @@ int queue_receive_batch(struct queue *q)
 		pause_receiving(q);
 		return 0;
 	}
-	n = recvmmsg(q->fd, q->msgs, room, MSG_DONTWAIT, NULL);
+	n = receive(q, room, flags);
 	if (n < 0) {
 		int err = errno;
 
@@ -479,6 +497,11 @@ int queue_receive_batch(struct queue *q)
 	send_verdicts(q);
 	queue_counters_publish(q);
 	return n;
+}
+
+int queue_receive_batch(struct queue *q)
+{
+	return receive_batch(q, MSG_DONTWAIT);
 }
 
 /* ------------------------------------------------------------------ */
@@ -527,21 +550,67 @@ int queue_alloc(struct queue **out, const struct queue_place *at,
 /* ------------------------------------------------------------------ */
 /* the worker thread                                                   */
 
+/*
+ * May the worker wait for packets in recvmmsg rather than in its loop?
+ * Not while the loop has work: a reload or a stop to take (async), or
+ * verdicts to resend (the retry timer); not while receiving is paused.
+ */
+static bool may_wait(struct queue *q)
+{
+	return q->in_worker && !q->paused && !q->send_failing &&
+	       !q->unbinding &&
+	       !__atomic_load_n(&q->pending, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&q->stopping, __ATOMIC_ACQUIRE);
+}
+
+static void batch_done(struct queue *q)
+{
+	rcu_quiescent_state();
+	__atomic_store_n(&q->progress, q->progress + 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Read until the socket is empty; then wait for the next packets in
+ * recvmmsg itself, as the no-work floor does, not in the loop's
+ * epoll_wait: one system call less per wake-up, which is most of what a
+ * lightly loaded queue adds to a packet's way (a system call costs about
+ * a microsecond on the virtual machines nfqd was measured on). The wait
+ * ends after WAIT_MS (SO_RCVTIMEO, set by queue_start), so a reload or a
+ * stop waits at most that long for the loop, and a worker stuck in the
+ * kernel stops making progress for the watchdog.
+ */
 static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct queue *q = w->data;
+	int flags = MSG_DONTWAIT;
 
 	for (int i = 0; i < BATCHES_PER_WAKE; i++) {
-		int n = queue_receive_batch(q);
+		int n = receive_batch(q, flags);
 
-		rcu_quiescent_state();
+		batch_done(q);
 		/* A full batch: more is likely waiting. ENOBUFS: the socket
-		 * overran, the next receive goes on. Anything else: back to
-		 * the loop. */
-		if (n != (int)q->params.batch && n != -ENOBUFS)
+		 * overran, the next receive goes on. */
+		if (n == (int)q->params.batch || n == -ENOBUFS)
+			flags = MSG_DONTWAIT;
+		else if (n < 0 || (n == 0 && flags != MSG_DONTWAIT) ||
+			 !may_wait(q))
 			break;
+		else
+			flags = MSG_WAITFORONE;
 	}
-	__atomic_store_n(&q->progress, q->progress + 1, __ATOMIC_RELAXED);
+}
+
+/* The socket as on_readable() wants it: blocking, so that recvmmsg can
+ * wait (every other receive says MSG_DONTWAIT), for WAIT_MS at most. */
+static int set_wait(struct queue *q)
+{
+	struct timeval tv = { .tv_usec = WAIT_MS * 1000 };
+	int fl = fcntl(q->fd, F_GETFL);
+
+	if (fl < 0 || fcntl(q->fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ||
+	    setsockopt(q->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+		return -errno;
+	return 0;
 }
 
 /* Deliver the verdicts of every packet read. The last sends may have
@@ -695,6 +764,12 @@ int queue_start(struct queue *q)
 	char name[16];
 	int rc;
 
+	rc = set_wait(q);
+	if (rc < 0) {
+		log_err("queue %u: cannot make the socket wait (%s)", q->num,
+			strerror(-rc));
+		return rc;
+	}
 	q->loop = ev_loop_new(EVFLAG_AUTO | EVFLAG_NOSIGMASK);
 	if (!q->loop)
 		return -ENOMEM;
