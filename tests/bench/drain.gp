@@ -7,7 +7,7 @@ set datafile separator ","
 set datafile columnheaders
 set title "Drain throughput per consumer (median of runs; whiskers: min-max)" noenhanced
 set ylabel "packets/s"
-set format y "%.0s%c"
+set format y "%.1s%c"
 set yrange [0:*]
 set offsets 0, 0, graph 0.08, 0
 set grid ytics

@@ -13,6 +13,7 @@ set ylabel "µs"
 set logscale y
 set format y "%g"
 set format x "%.0s%c"
+set xtics rotate by -35 left
 set grid xtics ytics
 set key below horizontal
 f = dir."/latency.csv"

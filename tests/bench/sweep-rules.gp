@@ -10,7 +10,7 @@ set xlabel "rules in the policy"
 set ylabel "packets/s"
 set logscale x
 set xrange [0.7:15000]
-set format y "%.0s%c"
+set format y "%.1s%c"
 set yrange [0:*]
 set grid xtics ytics
 set key bottom left

@@ -10,7 +10,7 @@ set xlabel "elements in the set"
 set ylabel "packets/s"
 set logscale x
 set format x "10^{%L}"
-set format y "%.0s%c"
+set format y "%.1s%c"
 set yrange [0:*]
 set grid xtics ytics
 set key bottom left
