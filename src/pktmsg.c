@@ -203,7 +203,7 @@ static void reset_msg_fields(struct pkt *p)
 enum pkt_parse_result pkt_parse_msg(const struct nlmsghdr *nlh, size_t len,
 				    uint32_t cfg_flags, struct pkt *p)
 {
-	struct msg_attrs attr = { NULL };
+	struct msg_attrs attr = { 0 };
 	const struct nfqnl_msg_packet_hdr *ph;
 	const struct nfgenmsg *nfg;
 	int rc;
