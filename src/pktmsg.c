@@ -200,6 +200,14 @@ static void reset_msg_fields(struct pkt *p)
 	p->payload_len = p->orig_len = 0;
 }
 
+/* A message nfqd cannot use: no payload, so every header field is set
+ * and none PRESENT. */
+static enum pkt_parse_result unparsed(struct pkt *p, enum pkt_parse_result r)
+{
+	pkt_parse_headers(p);
+	return r;
+}
+
 enum pkt_parse_result pkt_parse_msg(const struct nlmsghdr *nlh, size_t len,
 				    uint32_t cfg_flags, struct pkt *p)
 {
@@ -211,10 +219,10 @@ enum pkt_parse_result pkt_parse_msg(const struct nlmsghdr *nlh, size_t len,
 	reset_msg_fields(p);
 	if (len < NLMSG_HDRLEN + sizeof(*nfg) || nlh->nlmsg_len > len ||
 	    nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(*nfg))
-		return PKT_BAD;
+		return unparsed(p, PKT_BAD);
 	if (NFNL_SUBSYS_ID(nlh->nlmsg_type) != NFNL_SUBSYS_QUEUE ||
 	    NFNL_MSG_TYPE(nlh->nlmsg_type) != NFQNL_MSG_PACKET)
-		return PKT_NOT_PACKET;
+		return unparsed(p, PKT_NOT_PACKET);
 	nfg = (const struct nfgenmsg *)((const char *)nlh + NLMSG_HDRLEN);
 	p->family = nfg->nfgen_family;
 	p->queue = ntohs(nfg->res_id);
@@ -223,17 +231,15 @@ enum pkt_parse_result pkt_parse_msg(const struct nlmsghdr *nlh, size_t len,
 	 * packet header comes first, so the id usually survives. */
 	rc = parse_attrs(nlh, len, &attr);
 	if (!attr.hdr)
-		return PKT_BAD;
+		return unparsed(p, PKT_BAD);
 	ph = attr_data(attr.hdr);
 	p->id = ntohl(ph->packet_id);
 	p->hw_proto = ntohs(ph->hw_protocol);
 	p->hook = ph->hook;
-	if (rc < 0) {
-		/* The payload is not trusted: its headers are INCOMPLETE, so
-		 * no rule that reads them can take them for absent. */
-		pkt_parse_headers(p);
-		return PKT_BAD_WITH_ID;
-	}
+	/* A bad attribute: the payload is not trusted, its headers are
+	 * INCOMPLETE, so no rule that reads them can take them for absent. */
+	if (rc < 0)
+		return unparsed(p, PKT_BAD_WITH_ID);
 
 	parse_meta(&attr, cfg_flags, p);
 	if (attr.payload) {

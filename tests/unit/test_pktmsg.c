@@ -251,28 +251,37 @@ static void assert_same_pkt(const struct pkt *a, const struct pkt *b)
 	assert_memory_equal(a->daddr, b->daddr, sizeof(a->daddr));
 }
 
-/* The parse sets every field itself (it does not memset the struct). */
-static void test_every_field_set(void **state)
+/* A parse of NLH's first LEN bytes into a clean and a dirty struct gives
+ * WANT and the same fields. */
+static void check_all_set(const struct nlmsghdr *nlh, size_t len,
+			  enum pkt_parse_result want)
 {
-	struct nlmsghdr *nlh = good_msg();
 	struct pkt clean, dirty;
 
 	memset(&clean, 0, sizeof(clean));
 	memset(&dirty, 0xa5, sizeof(dirty));
-	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &clean), PKT_OK);
-	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &dirty), PKT_OK);
+	assert_int_equal(pkt_parse_msg(nlh, len, 0, &clean), want);
+	assert_int_equal(pkt_parse_msg(nlh, len, 0, &dirty), want);
 	assert_same_pkt(&clean, &dirty);
-	/* And on the bad paths. */
+}
+
+/* The parse sets every field itself (it does not memset the struct). */
+static void test_every_field_set(void **state)
+{
+	struct nlmsghdr *nlh = good_msg();
+
+	check_all_set(nlh, nlh->nlmsg_len, PKT_OK);
+	/* And on the bad paths: an attribute of the wrong length, */
 	nlh = put_msg(NFQNL_MSG_PACKET, NFPROTO_IPV4, 0);
 	put_hdr(nlh, 5, 0x0800, NF_INET_LOCAL_IN);
 	mnl_attr_put(nlh, NFQA_MARK, 2, "xx");
-	memset(&clean, 0, sizeof(clean));
-	memset(&dirty, 0xa5, sizeof(dirty));
-	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &clean),
-			 PKT_BAD_WITH_ID);
-	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &dirty),
-			 PKT_BAD_WITH_ID);
-	assert_same_pkt(&clean, &dirty);
+	check_all_set(nlh, nlh->nlmsg_len, PKT_BAD_WITH_ID);
+	/* no packet header, too short, not a packet. */
+	nlh = put_msg(NFQNL_MSG_PACKET, NFPROTO_IPV4, 0);
+	check_all_set(nlh, nlh->nlmsg_len, PKT_BAD);
+	check_all_set(nlh, 4, PKT_BAD);
+	nlh = put_msg(NFQNL_MSG_CONFIG, NFPROTO_IPV4, 0);
+	check_all_set(nlh, nlh->nlmsg_len, PKT_NOT_PACKET);
 }
 
 /* An attribute may not reach into the padding after an unaligned
