@@ -94,6 +94,22 @@ skip() {
 	exit 77
 }
 
+# A process still in the test's namespaces once its own were killed and
+# waited for leaked (started in the background through a function, say):
+# kill it and fail, so that no test leaves nfqd running after it.
+ns_leftovers() {
+	local left i
+	for i in $(seq 1 50); do
+		left=$(ip netns pids "$NS_A" 2>/dev/null; ip netns pids "$NS_B" 2>/dev/null)
+		[ -z "$left" ] && return 0
+		sleep 0.1
+	done
+	echo "FAIL: processes left in the test's namespaces:" >&2
+	ps -o pid,args -p "$(echo $left | tr ' ' ,)" >&2
+	kill -KILL $left 2>/dev/null
+	return 1
+}
+
 cleanup() {
 	local rc=$?
 	set +e
@@ -104,6 +120,7 @@ cleanup() {
 		kill -CONT "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
+	ns_leftovers || rc=1
 	ip netns del "$NS_A" 2>/dev/null
 	ip netns del "$NS_B" 2>/dev/null
 	san_check || rc=1

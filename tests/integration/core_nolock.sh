@@ -57,7 +57,7 @@ wait_both() {
 
 gen="$TOP_BUILDDIR/tests/bench/nfqd-gen"
 # Runs until killed below, however long the windows take.
-in_a "$gen" -q -d 192.0.2.2 -n 1000000000 -P 64 -S "$srcs" -r 200000 &
+ip netns exec "$NS_A" "$gen" -q -d 192.0.2.2 -n 1000000000 -P 64 -S "$srcs" -r 200000 &
 genpid=$!
 bg_pid $genpid
 for i in $(seq 1 100); do

@@ -18,7 +18,7 @@ wait_bound "$NS_B" 0 1
 
 gen="$TOP_BUILDDIR/tests/bench/nfqd-gen"
 [ -x "$gen" ] || fail "generator $gen not built"
-in_a "$gen" -d 192.0.2.2 -n 5000000 -P 64 -S "$srcs" >/dev/null 2>&1 &
+ip netns exec "$NS_A" "$gen" -d 192.0.2.2 -n 5000000 -P 64 -S "$srcs" >/dev/null 2>&1 &
 genpid=$!
 bg_pid $genpid
 # Stop once the flood is under way.

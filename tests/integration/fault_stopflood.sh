@@ -34,7 +34,7 @@ EOC
 flood_with_stop() {
 	local gen="$TOP_BUILDDIR/tests/bench/nfqd-gen" gpid
 	[ -x "$gen" ] || fail "generator $gen not built"
-	in_a "$gen" -q -d 192.0.2.2 -n $N -r $RATE -p 9 -P 2 &
+	ip netns exec "$NS_A" "$gen" -q -d 192.0.2.2 -n $N -r $RATE -p 9 -P 2 &
 	gpid=$!
 	bg_pid $gpid
 	sleep 1

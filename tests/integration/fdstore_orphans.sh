@@ -20,7 +20,9 @@ marked() {
 conf=$( (flood_options 1; echo 'hook input { udp dport 9 mark set 0x10 accept; }') \
 	| conf_file nfqd.conf)
 mkdir "$TMP/fs"
-in_b "$TOP_SRCDIR/tests/integration/fake_systemd.py" "$TMP/fs" \
+# Not through in_b: a function in the background is a subshell, and
+# killing $! would leave the manager and nfqd running.
+ip netns exec "$NS_B" "$TOP_SRCDIR/tests/integration/fake_systemd.py" "$TMP/fs" \
 	--orphans 0:100 -- "$NFQD" -c "$conf" >"$TMP/nfqd.log" 2>&1 &
 mgr=$!
 bg_pid $mgr

@@ -23,7 +23,9 @@ marked() {
 conf=$( (flood_options; echo 'hook input { udp dport 9 mark set 0x10 accept; }') \
 	| conf_file nfqd.conf)
 mkdir "$TMP/fs"
-in_b "$TOP_SRCDIR/tests/integration/fake_systemd.py" "$TMP/fs" -- \
+# Not through in_b: a function in the background is a subshell, and
+# killing $! would leave the manager and nfqd running.
+ip netns exec "$NS_B" "$TOP_SRCDIR/tests/integration/fake_systemd.py" "$TMP/fs" -- \
 	"$NFQD" -c "$conf" >"$TMP/nfqd.log" 2>&1 &
 mgr=$!
 bg_pid $mgr
@@ -47,7 +49,7 @@ done
 total=300000
 gen="$TOP_BUILDDIR/tests/bench/nfqd-gen"
 [ -x "$gen" ] || fail "generator $gen not built"
-in_a "$gen" -d 192.0.2.2 -n $total -r 30000 -S "$srcs" -q &
+ip netns exec "$NS_A" "$gen" -d 192.0.2.2 -n $total -r 30000 -S "$srcs" -q &
 genpid=$!
 bg_pid $genpid
 for sig in KILL TERM KILL; do

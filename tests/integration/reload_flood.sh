@@ -60,9 +60,9 @@ esac
 n9=$((400000 / slow))
 n10=$((100000 / slow))
 gen="$TOP_BUILDDIR/tests/bench/nfqd-gen"
-in_a "$gen" -q -d 192.0.2.2 -n $n9 -p 9 -S "$srcs" -r $((60000 / slow)) &
+ip netns exec "$NS_A" "$gen" -q -d 192.0.2.2 -n $n9 -p 9 -S "$srcs" -r $((60000 / slow)) &
 g1=$!
-in_a "$gen" -q -d 192.0.2.2 -n $n10 -p 10 -S "$srcs" -r $((15000 / slow)) &
+ip netns exec "$NS_A" "$gen" -q -d 192.0.2.2 -n $n10 -p 10 -S "$srcs" -r $((15000 / slow)) &
 g2=$!
 bg_pid "$g1 $g2"
 

@@ -15,7 +15,9 @@ require_cmd strace
 in_b iptables -A INPUT -p udp -j NFQUEUE --queue-num 0
 conf=$(flood_options | conf_file nfqd.conf)
 mkdir "$TMP/fs"
-in_b "$TOP_SRCDIR/tests/integration/fake_systemd.py" "$TMP/fs" \
+# Not through in_b: a function in the background is a subshell, and
+# killing $! would leave the manager and nfqd running.
+ip netns exec "$NS_B" "$TOP_SRCDIR/tests/integration/fake_systemd.py" "$TMP/fs" \
 	--watchdog-usec 1000000 -- "$NFQD" -c "$conf" >"$TMP/nfqd.log" 2>&1 &
 mgr=$!
 bg_pid $mgr
@@ -36,7 +38,7 @@ strace -qq -o "$TMP/strace.out" -p "$tid" -e trace=recvmmsg \
 st=$!
 bg_pid $st
 sleep 0.5
-in_a "$TOP_BUILDDIR/tests/bench/nfqd-gen" -d 192.0.2.2 -n 2000 -r 1000 -q &
+ip netns exec "$NS_A" "$TOP_BUILDDIR/tests/bench/nfqd-gen" -d 192.0.2.2 -n 2000 -r 1000 -q &
 gen=$!
 bg_pid $gen
 wait $gen
