@@ -149,7 +149,9 @@ require_cmd() {
 	done
 }
 
-# Run a command inside namespace A or B.
+# Run a command inside namespace A or B. Not for a command put in the
+# background: that is a subshell, and killing $! leaves the command
+# running (start it with ip netns exec; ns_leftovers catches the slip).
 in_a() { ip netns exec "$NS_A" "$@"; }
 in_b() { ip netns exec "$NS_B" "$@"; }
 

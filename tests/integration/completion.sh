@@ -115,9 +115,11 @@ bg_pid "$($T display-message -p -t comp '#{pid}')"
 $T send-keys -t comp "source $BC_MAIN" Enter
 # The last prompt line is "comp$ $1" (tmux drops trailing blanks).
 line_is() {
-	local i
+	local i want="comp\$ $1"
+
+	want=${want% }
 	for i in $(seq 1 200); do
-		[ "$($T capture-pane -p -t comp | grep '^comp\$' | tail -n 1)" = "comp\$ $1" ] && return 0
+		[ "$($T capture-pane -p -t comp | grep '^comp\$' | tail -n 1)" = "$want" ] && return 0
 		sleep 0.1
 	done
 	$T capture-pane -p -t comp
@@ -126,10 +128,7 @@ line_is() {
 # Type only once bash is back at an empty prompt: keys sent while it was
 # still sourcing were echoed by the terminal before the prompt (a busy
 # machine made the line "nfqd-ctl coun   comp$ nfqd-ctl counters").
-for i in $(seq 1 200); do
-	[ "$($T capture-pane -p -t comp | awk 'NF { l = $0 } END { print l }')" = 'comp$' ] && break
-	sleep 0.1
-done
+line_is ""
 $T send-keys -t comp "nfqd-ctl coun" Tab
 line_is "nfqd-ctl counters"
 $T send-keys -t comp Tab
