@@ -74,36 +74,6 @@ static struct conf_elem *new_elem(struct conf_elem **v, unsigned *n)
 	return e;
 }
 
-static void fill_addr(struct conf_elem *e, const char *text)
-{
-	char t[128], *sep;
-	int af = strchr(text, ':') ? AF_INET6 : AF_INET;
-	unsigned alen = af == AF_INET ? 4 : 16, plen = alen * 8;
-
-	snprintf(t, sizeof(t), "%s", text);
-	e->kind = ELEM_ADDR;
-	e->family = (uint8_t)af;
-	if ((sep = strchr(t, '-'))) {
-		*sep = '\0';
-		assert_int_equal(inet_pton(af, sep + 1, e->ahi), 1);
-		assert_int_equal(inet_pton(af, t, e->alo), 1);
-		return;
-	}
-	if ((sep = strchr(t, '/'))) {
-		*sep = '\0';
-		plen = (unsigned)atoi(sep + 1);
-	}
-	assert_int_equal(inet_pton(af, t, e->alo), 1);
-	memcpy(e->ahi, e->alo, 16);
-	for (unsigned i = 0; i < alen; i++) {
-		unsigned b = plen > i * 8 ? plen - i * 8 : 0;
-		uint8_t mk = b >= 8 ? 0xff : (uint8_t)(0xff00 >> b);
-
-		e->alo[i] &= mk;
-		e->ahi[i] |= (uint8_t)~mk;
-	}
-}
-
 static void rand_num(struct conf_elem **v, unsigned *n, uint32_t lo,
 		     uint32_t hi)
 {
