@@ -14,7 +14,8 @@ systemd
 tmux prometheus bash-completion
 clang libclang-rt-dev
 debootstrap debian-archive-keyring systemd-container xz-utils
-iperf3 gnuplot-nox linux-perf"
+iperf3 gnuplot-nox linux-perf
+libssl-dev openssl curl knot-dnsutils chromium fail2ban tcpdump valgrind"
 
 missing=""
 for p in $PKGS; do
