@@ -95,7 +95,11 @@ void verdict_batch_add(struct verdict_batch *b, uint32_t id,
 /*
  * Record a packet whose id could not be read, with decision D: it is
  * answered by a batch verdict ending just below the next id added (every
- * older packet having been answered before it). Consecutive ones merge.
+ * older packet having been answered before it). Consecutive ones with the
+ * same decision merge; consecutive ones with different decisions stay
+ * apart, but no id tells their packets apart: the one batch verdict that
+ * answers them carries the strictest of their decisions (drop, then
+ * repeat, then queue, then accept), never a laxer one than any was given.
  * Until a later packet is added, it waits in the ledger.
  */
 void verdict_batch_add_gap(struct verdict_batch *b, const struct decision *d);

@@ -10,6 +10,7 @@
 #include <libmnl/libmnl.h>
 #include <linux/netfilter/nfnetlink_queue.h>
 #include <libnetfilter_queue/libnetfilter_queue.h>
+#include <linux/netfilter.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,12 +132,21 @@ void verdict_batch_add(struct verdict_batch *b, uint32_t id,
 	r->d = *d;
 }
 
+static bool same_decision(const struct decision *a, const struct decision *b)
+{
+	return a->verdict == b->verdict && a->set_mark == b->set_mark &&
+	       (!a->set_mark || a->mark == b->mark);
+}
+
 void verdict_batch_add_gap(struct verdict_batch *b, const struct decision *d)
 {
 	struct verdict_rec *r;
 
-	if (b->count && rec_at(b, b->count - 1)->kind == REC_GAP)
-		return;
+	if (b->count) {
+		r = rec_at(b, b->count - 1);
+		if (r->kind == REC_GAP && same_decision(&r->d, d))
+			return;
+	}
 	r = append(b);
 	r->id = 0;
 	r->kind = REC_GAP;
@@ -144,10 +154,37 @@ void verdict_batch_add_gap(struct verdict_batch *b, const struct decision *d)
 	r->d = *d;
 }
 
-static bool same_decision(const struct decision *a, const struct decision *b)
+/* How strict a verdict is: drop, then repeat (judged again), then
+ * queue, then accept. */
+static int strictness(uint32_t verdict)
 {
-	return a->verdict == b->verdict && a->set_mark == b->set_mark &&
-	       (!a->set_mark || a->mark == b->mark);
+	switch (verdict & NF_VERDICT_MASK) {
+	case NF_DROP:
+		return 3;
+	case NF_REPEAT:
+		return 2;
+	case NF_QUEUE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Gaps from I up to the first known id: their packets cannot be told
+ * apart, so one batch verdict answers them all, with the strictest of
+ * their decisions (never a laxer one than a packet was given). Sets *D
+ * and returns the index of the entry that bounds them.
+ */
+static unsigned gap_run(const struct verdict_batch *b, unsigned i,
+			const struct decision **d)
+{
+	*d = &rec_at(b, i)->d;
+	for (i++; i < b->count && rec_at(b, i)->kind == REC_GAP; i++)
+		if (strictness(rec_at(b, i)->d.verdict) >
+		    strictness((*d)->verdict))
+			*d = &rec_at(b, i)->d;
+	return i;
 }
 
 static void put_msg(struct verdict_batch *b, int type, uint32_t id,
@@ -197,13 +234,16 @@ size_t verdict_batch_build(struct verdict_batch *b)
 		unsigned j;
 
 		if (r->kind == REC_GAP) {
+			const struct decision *d;
+
 			/* Everything older is answered before this message;
 			 * the next known id bounds the unknown ones. */
-			if (i + 1 == b->count)
+			j = gap_run(b, i, &d);
+			if (j == b->count)
 				break;
 			put_msg(b, NFQNL_MSG_VERDICT_BATCH,
-				rec_at(b, i + 1)->id - 1, &r->d);
-			i++;
+				rec_at(b, j)->id - 1, d);
+			i = j;
 			continue;
 		}
 		j = run_end(b, i);

@@ -474,6 +474,48 @@ static void test_gap_before_next_id(void **state)
 	free(m);
 }
 
+/*
+ * Two packets of unknown id in a row with different decisions (here an
+ * orphan gap with repeat or accept, then an incomplete one with drop):
+ * no id tells them apart, so neither decision may silently win for both.
+ * They are answered together with the stricter one (drop before repeat
+ * before accept), in either order, and a lone pair waits for a known id.
+ */
+static void check_two_gaps(const struct decision *first,
+			   const struct decision *second,
+			   const struct decision *want)
+{
+	struct decision d[4] = { ACCEPT, *want, *want, DROP };
+	struct model *m = model_new(1, 4);
+	struct sender s = { .m = m, .queue = 7 };
+	struct verdict_batch b;
+
+	assert_int_equal(verdict_batch_init(&b, 7, 64), 0);
+	verdict_batch_add(&b, 1, &ACCEPT);
+	verdict_batch_add_gap(&b, first);
+	verdict_batch_add_gap(&b, second);
+	assert_int_equal(verdict_batch_flush(&b, model_send, &s, NULL), 0);
+	assert_int_equal(m->msgs, 1);	/* nothing bounds the gaps yet */
+	verdict_batch_add(&b, 4, &DROP);
+	assert_int_equal(verdict_batch_flush(&b, model_send, &s, NULL), 0);
+	assert_int_equal(verdict_batch_pending(&b), 0);
+	assert_all_decided(m, d);
+	verdict_batch_free(&b);
+	free(m);
+}
+
+static void test_gaps_of_different_decisions(void **state)
+{
+	const struct decision inc = { .verdict = NF_DROP, .incomplete = true };
+	const struct decision repeat = { .verdict = NF_REPEAT };
+
+	check_two_gaps(&repeat, &inc, &inc);
+	check_two_gaps(&inc, &repeat, &inc);
+	check_two_gaps(&ACCEPT, &inc, &inc);
+	check_two_gaps(&ACCEPT, &repeat, &repeat);
+	check_two_gaps(&repeat, &ACCEPT, &repeat);
+}
+
 /* Verdict messages never share a sequence number with config messages,
  * across the wrap of the counter too. */
 static void test_sequence_space(void **state)
@@ -579,6 +621,7 @@ int main(void)
 		cmocka_unit_test(test_emsgsize_splits),
 		cmocka_unit_test(test_emsgsize_single_message),
 		cmocka_unit_test(test_gap_before_next_id),
+		cmocka_unit_test(test_gaps_of_different_decisions),
 		cmocka_unit_test(test_sequence_space),
 		cmocka_unit_test(test_random_failures),
 	};
