@@ -159,18 +159,24 @@ static int setup_socket(struct queue *q, uint64_t rcvbuf)
 
 static int open_socket(struct queue *q, uint64_t rcvbuf)
 {
+	int err;
+
+	/* errno is saved before anything is logged: a failed log write
+	 * sets it too. */
 	q->nl = mnl_socket_open2(NETLINK_NETFILTER,
 				 SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (!q->nl) {
+		err = -errno;
 		log_err("queue %u: netlink socket failed (%s)", q->num,
-			strerror(errno));
-		return -errno;
+			strerror(-err));
+		return err;
 	}
 	q->fd = mnl_socket_get_fd(q->nl);
 	if (mnl_socket_bind(q->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		err = -errno;
 		log_err("queue %u: netlink bind failed (%s)", q->num,
-			strerror(errno));
-		return -errno;
+			strerror(-err));
+		return err;
 	}
 	return setup_socket(q, rcvbuf);
 }
@@ -310,16 +316,22 @@ int queue_adopt(struct queue **out, int fd, const struct queue_place *at,
 	q->main_params = q->params;
 	q->nl = mnl_socket_fdopen(fd);
 	if (!q->nl) {
+		rc = -errno;
 		log_err("queue %u: stored socket unusable (%s)", at->num,
-			strerror(errno));
+			strerror(-rc));
 		close(fd);
-		return -errno;
+		return rc;
 	}
 	q->fd = fd;
 	q->adopted = true;
 	/* Whoever made it, the worker's loop needs it non-blocking. */
-	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
-		return -errno;
+	rc = fcntl(fd, F_GETFL);
+	if (rc < 0 || fcntl(fd, F_SETFL, rc | O_NONBLOCK) < 0) {
+		rc = -errno;
+		log_err("queue %u: stored socket: cannot make it non-blocking (%s)",
+			at->num, strerror(-rc));
+		return rc;
+	}
 	rc = setup_socket(q, o->rcvbuf);
 	if (rc < 0)
 		return rc;
