@@ -38,6 +38,10 @@ struct decision {
  */
 #define VERDICT_SEQ_BIT		0x80000000u
 
+/* The one sequence number of messages answering a previous process's
+ * orphans (verdict_batch_add_orphans()); no other message has it. */
+#define VERDICT_SEQ_ORPHANS	VERDICT_SEQ_BIT
+
 static inline bool verdict_seq_is_verdict(uint32_t seq)
 {
 	return (seq & VERDICT_SEQ_BIT) != 0;
@@ -103,6 +107,24 @@ void verdict_batch_add(struct verdict_batch *b, uint32_t id,
  * Until a later packet is added, it waits in the ledger.
  */
 void verdict_batch_add_gap(struct verdict_batch *b, const struct decision *d);
+
+/*
+ * A previous process's orphans (an adopted socket): a gap as above, with
+ * decision D, added before the first packet this process read. Its
+ * message has the sequence number VERDICT_SEQ_ORPHANS and asks for an
+ * acknowledgement: 0 when it answered at least one packet, ENOENT when
+ * there was none.
+ */
+void verdict_batch_add_orphans(struct verdict_batch *b,
+			       const struct decision *d);
+
+/*
+ * The same when this process has read nothing yet: a batch verdict with
+ * D for every held id <= LAST. Only into an empty ledger (-EBUSY
+ * otherwise: a waiting gap could hide an id <= LAST).
+ */
+int verdict_batch_add_orphans_upto(struct verdict_batch *b, uint32_t last,
+				   const struct decision *d);
 
 /* Ledger entries not yet delivered. */
 static inline unsigned verdict_batch_pending(const struct verdict_batch *b)

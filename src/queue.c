@@ -245,7 +245,7 @@ static void decide(struct queue *q, uint32_t id, uint32_t len,
 	/* Once per adopted socket: the previous process's unanswered
 	 * packets are the ones older than the first we read. */
 	if (__builtin_expect(q->orphans_pending, 0))
-		queue_orphans_before(q, id);
+		queue_orphans_seen(q, id);
 	q->delta.packets++;
 	q->delta.bytes += len;
 	count_verdict(q, d->verdict);
@@ -311,6 +311,10 @@ static void handle_error_msg(struct queue *q, const struct nlmsghdr *nlh)
 
 	if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(*e)) {
 		q->delta.errors++;
+		return;
+	}
+	if (nlh->nlmsg_seq == VERDICT_SEQ_ORPHANS) {
+		queue_orphans_answered(q, e->error);
 		return;
 	}
 	if (verdict_seq_is_verdict(nlh->nlmsg_seq)) {

@@ -220,84 +220,112 @@ static uint32_t orphan_nf_verdict(enum verdict_kind v)
 	}
 }
 
-/*
- * How many packets a batch verdict up to LAST answers: what the kernel
- * held at adoption (orphan_total, with ids up to orphan_seq) less those
- * not read before (ids LAST + 1 .. orphan_seq). A count, not a list: the
- * kernel does not say how many a batch verdict matched.
- */
-static uint32_t orphans_upto(const struct queue *q, uint32_t last)
-{
-	int32_t unread = (int32_t)(q->orphan_seq - last);
-
-	if (unread <= 0)
-		return q->orphan_total;
-	return (uint32_t)unread >= q->orphan_total ?
-		0 : q->orphan_total - (uint32_t)unread;
-}
-
 /* Orphans count in their own column only: packets, accepted, dropped
  * and other are about the packets this process received. */
 static void orphans_counted(struct queue *q, uint32_t n)
 {
-	q->orphans_pending = false;
 	q->delta.orphans += n;
 	if (n)
 		log_info("queue %u: %u packets of the previous process given orphan-verdict",
 			 q->num, n);
 }
 
-/* On the packet path, once: the ledger answers ids < FIRST first. */
-void queue_orphans_before(struct queue *q, uint32_t first)
+void queue_orphans_expect(struct queue *q, uint32_t verdict,
+			  const struct kqueue_line *k)
 {
-	struct decision d = { .verdict = q->orphan_verdict };
-	uint32_t n = orphans_upto(q, first - 1);
-
-	if (n)
-		verdict_batch_add_gap(&q->vb, &d);
-	orphans_counted(q, n);
+	q->orphan_verdict = verdict;
+	q->orphans_known = k != NULL;
+	q->orphan_total = k ? k->queue_total : 0;
+	q->orphan_seq = k ? k->id_sequence : 0;
+	q->orphan_read = 0;
+	q->orphans_queued = false;
+	q->orphans_adopting = true;
+	q->orphans_pending = true;
 }
 
-/* Nothing was waiting to be read when the kernel acknowledged the
- * adoption: every packet it held up to orphan_seq is an orphan. */
-static void orphans_upto_seq(struct queue *q)
+/* On the packet path: the ledger answers ids < the first one read
+ * first, whatever the kernel seemed to hold (an id can be used up by a
+ * failed delivery: no estimate from ids is safe). */
+void queue_orphans_seen(struct queue *q, uint32_t id)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh;
+	struct decision d = { .verdict = q->orphan_verdict };
+
+	if (!q->orphans_queued) {
+		verdict_batch_add_orphans(&q->vb, &d);
+		q->orphans_queued = true;
+	}
+	if (q->orphans_known && (int32_t)(q->orphan_seq - id) >= 0)
+		q->orphan_read++;
+	if (!q->orphans_adopting)
+		q->orphans_pending = false;
+}
+
+void queue_orphans_adopted(struct queue *q)
+{
+	struct decision d = { .verdict = q->orphan_verdict };
 
 	if (!q->orphans_pending)
 		return;
-	if (q->orphan_total == 0) {
-		orphans_counted(q, 0);
-		return;
-	}
-	nlh = nfq_nlmsg_put(buf, NFQNL_MSG_VERDICT_BATCH, q->num);
-	nfq_nlmsg_verdict_put(nlh, (int)q->orphan_seq, (int)q->orphan_verdict);
-	nlh->nlmsg_seq = VERDICT_SEQ_BIT;
-	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0) {
-		log_err("queue %u: orphan verdict failed (%s)", q->num,
-			strerror(errno));
+	q->orphans_adopting = false;
+	if (q->orphans_queued) {
 		q->orphans_pending = false;
 		return;
 	}
-	orphans_counted(q, q->orphan_total);
+	/* Nothing read: every packet the kernel held up to the adopted
+	 * sequence is an orphan. Without that sequence (or behind a gap)
+	 * the first packet read bounds them. */
+	if (q->orphans_known &&
+	    verdict_batch_add_orphans_upto(&q->vb, q->orphan_seq, &d) == 0) {
+		q->orphans_queued = true;
+		q->orphans_pending = false;
+	}
+}
+
+/*
+ * The kernel answered the orphans' batch verdict: ENOENT, it matched no
+ * packet; 0, at least one: what the kernel held at adoption less what
+ * this process read of it.
+ */
+void queue_orphans_answered(struct queue *q, int err)
+{
+	uint32_t n;
+
+	if (err == -ENOENT) {
+		log_debug("queue %u: no packet of the previous process was left",
+			  q->num);
+		return;
+	}
+	if (err) {
+		q->delta.errors++;
+		log_err("queue %u: the orphans' verdict was refused (%s)",
+			q->num, strerror(-err));
+		return;
+	}
+	if (!q->orphans_known) {
+		log_info("queue %u: packets of the previous process given orphan-verdict (how many is unknown: the kernel's queue file was unreadable)",
+			 q->num);
+		return;
+	}
+	n = q->orphan_total > q->orphan_read ?
+		q->orphan_total - q->orphan_read : 1;
+	orphans_counted(q, n);
 }
 
 /*
  * The kernel's queue_total and id_sequence, read before the adoption's
  * config message: that message takes the queue's lock, so every packet
- * numbered up to id_sequence is in the socket before its ACK.
+ * numbered up to id_sequence is in the socket before its ACK. A file
+ * that cannot be read does not mean nothing is held.
  */
 static void orphans_prepare(struct queue *q, enum verdict_kind v)
 {
 	struct kqueue_line k;
+	int rc = stats_kernel_line(q->num, &k);
 
-	q->orphan_verdict = orphan_nf_verdict(v);
-	if (stats_kernel_line(q->num, &k) < 0)
-		return;	/* not bound: nothing held */
-	q->orphan_total = k.queue_total;
-	q->orphan_seq = k.id_sequence;
-	q->orphans_pending = true;
+	if (rc < 0)
+		log_warn("queue %u: cannot read the kernel's queue state (%s): the previous process's packets get orphan-verdict before the first packet read, and are not counted",
+			 q->num, strerror(-rc));
+	queue_orphans_expect(q, orphan_nf_verdict(v), rc < 0 ? NULL : &k);
 }
 
 int queue_adopt(struct queue **out, int fd, const struct queue_place *at,
@@ -348,7 +376,7 @@ int queue_adopt(struct queue **out, int fd, const struct queue_place *at,
 		return rc;
 	}
 	q->bound = true;
-	orphans_upto_seq(q);
+	queue_orphans_adopted(q);
 	queue_counters_publish(q);
 	log_info("queue %u: %s the socket stored by the previous process",
 		 at->num, q->adopted ? "adopted" : "rebound");

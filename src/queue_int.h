@@ -69,11 +69,16 @@ struct queue {
 	uint64_t flushed;
 
 	/* orphans of an adopted socket (queue_conf.c): answered by a batch
-	 * verdict below the first id this process reads */
-	bool orphans_pending;
+	 * verdict below the first id this process reads, or up to
+	 * orphan_seq if it read none while adopting */
+	bool orphans_pending;		/* decide() calls queue_orphans_seen() */
+	bool orphans_adopting;		/* the adoption's config is unanswered */
+	bool orphans_queued;		/* their verdict is in the ledger */
+	bool orphans_known;		/* orphan_total and orphan_seq read */
 	uint32_t orphan_verdict;	/* NF_REPEAT, NF_ACCEPT or NF_DROP */
 	uint32_t orphan_total;		/* kernel's queue_total at adoption */
 	uint32_t orphan_seq;		/* kernel's id_sequence at adoption */
+	uint32_t orphan_read;		/* ids <= orphan_seq this process read */
 
 	/* the worker */
 	pthread_t thread;
@@ -129,9 +134,28 @@ struct nlmsghdr *queue_conf_msg(char *buf, uint16_t num,
 /* The next config sequence number (never VERDICT_SEQ_BIT). */
 uint32_t queue_next_cfg_seq(struct queue *q);
 
-/* The first packet read on an adopted socket has id FIRST: put the batch
- * verdict for the older ones (the orphans) in the ledger. */
-void queue_orphans_before(struct queue *q, uint32_t first);
+/* A packet with id ID was read on an adopted socket: the orphans' batch
+ * verdict goes in the ledger before the first one; ids up to the
+ * adopted sequence are counted (they are not orphans). */
+void queue_orphans_seen(struct queue *q, uint32_t id);
+
+/*
+ * The orphans of an adopted socket are expected: they get VERDICT (NF_*).
+ * K is the kernel's line for the queue read just before the adoption's
+ * config message, or NULL when it could not be read: then the orphans are
+ * still answered, before the first packet read, but not counted.
+ */
+struct kqueue_line;
+void queue_orphans_expect(struct queue *q, uint32_t verdict,
+			  const struct kqueue_line *k);
+
+/* The kernel acknowledged the adoption: every packet numbered up to the
+ * adopted sequence has been read. If none was, the orphans' verdict
+ * covers every id up to it. */
+void queue_orphans_adopted(struct queue *q);
+
+/* The kernel's answer ERR (0 or -ENOENT) to the orphans' message. */
+void queue_orphans_answered(struct queue *q, int err);
 
 /* Unbind a stopped queue (unless keep_bound), counting what the kernel
  * flushed. */

@@ -29,6 +29,8 @@
 enum rec_kind {
 	REC_PACKET,
 	REC_GAP,	/* packets of unknown id before the next entry */
+	REC_ORPHANS,	/* a gap: a previous process's packets */
+	REC_ORPHANS_UPTO,	/* the same, every held id <= id */
 };
 
 struct verdict_rec {
@@ -52,7 +54,7 @@ int verdict_batch_init(struct verdict_batch *b, uint16_t queue,
 {
 	memset(b, 0, sizeof(*b));
 	b->queue = queue;
-	b->seq = VERDICT_SEQ_BIT;
+	b->seq = VERDICT_SEQ_BIT + 1;
 	b->cap = pow2_at_least(2 * max_msgs);
 	b->rec = calloc(b->cap, sizeof(*b->rec));
 	if (!b->rec || verdict_batch_set_max(b, max_msgs) < 0) {
@@ -138,20 +140,46 @@ static bool same_decision(const struct decision *a, const struct decision *b)
 	       (!a->set_mark || a->mark == b->mark);
 }
 
+static bool is_gap(const struct verdict_rec *r)
+{
+	return r->kind == REC_GAP || r->kind == REC_ORPHANS;
+}
+
+static void add_gap(struct verdict_batch *b, uint8_t kind, uint32_t id,
+		    const struct decision *d)
+{
+	struct verdict_rec *r = append(b);
+
+	r->id = id;
+	r->kind = kind;
+	r->single = false;
+	r->d = *d;
+}
+
 void verdict_batch_add_gap(struct verdict_batch *b, const struct decision *d)
 {
-	struct verdict_rec *r;
-
 	if (b->count) {
-		r = rec_at(b, b->count - 1);
+		const struct verdict_rec *r = rec_at(b, b->count - 1);
+
 		if (r->kind == REC_GAP && same_decision(&r->d, d))
 			return;
 	}
-	r = append(b);
-	r->id = 0;
-	r->kind = REC_GAP;
-	r->single = false;
-	r->d = *d;
+	add_gap(b, REC_GAP, 0, d);
+}
+
+void verdict_batch_add_orphans(struct verdict_batch *b,
+			       const struct decision *d)
+{
+	add_gap(b, REC_ORPHANS, 0, d);
+}
+
+int verdict_batch_add_orphans_upto(struct verdict_batch *b, uint32_t last,
+				   const struct decision *d)
+{
+	if (b->count)
+		return -EBUSY;
+	add_gap(b, REC_ORPHANS_UPTO, last, d);
+	return 0;
 }
 
 /* How strict a verdict is: drop, then repeat (judged again), then
@@ -177,26 +205,39 @@ static int strictness(uint32_t verdict)
  * and returns the index of the entry that bounds them.
  */
 static unsigned gap_run(const struct verdict_batch *b, unsigned i,
-			const struct decision **d)
+			const struct decision **d, bool *orphans)
 {
 	*d = &rec_at(b, i)->d;
-	for (i++; i < b->count && rec_at(b, i)->kind == REC_GAP; i++)
+	*orphans = rec_at(b, i)->kind == REC_ORPHANS;
+	for (i++; i < b->count && is_gap(rec_at(b, i)); i++) {
+		*orphans |= rec_at(b, i)->kind == REC_ORPHANS;
 		if (strictness(rec_at(b, i)->d.verdict) >
 		    strictness((*d)->verdict))
 			*d = &rec_at(b, i)->d;
+	}
 	return i;
 }
 
+/* A message answering orphans has its own sequence number and asks for
+ * an acknowledgement: whether it matched a packet is how they are
+ * counted. */
 static void put_msg(struct verdict_batch *b, int type, uint32_t id,
-		    const struct decision *d)
+		    const struct decision *d, bool orphans)
 {
 	struct nlmsghdr *nlh = nfq_nlmsg_put(b->buf + b->len, type, b->queue);
 
 	nfq_nlmsg_verdict_put(nlh, (int)id, (int)d->verdict);
 	if (d->set_mark)
 		nfq_nlmsg_verdict_put_mark(nlh, d->mark);
-	nlh->nlmsg_seq = b->seq | VERDICT_SEQ_BIT;
-	b->seq = (b->seq + 1) | VERDICT_SEQ_BIT;
+	if (orphans) {
+		nlh->nlmsg_seq = VERDICT_SEQ_ORPHANS;
+		nlh->nlmsg_flags |= NLM_F_ACK;
+	} else {
+		nlh->nlmsg_seq = b->seq | VERDICT_SEQ_BIT;
+		b->seq = (b->seq + 1) | VERDICT_SEQ_BIT;
+		if (b->seq == VERDICT_SEQ_ORPHANS)
+			b->seq++;
+	}
 	b->len += NLMSG_ALIGN(nlh->nlmsg_len);
 	b->n_msgs++;
 }
@@ -233,23 +274,29 @@ size_t verdict_batch_build(struct verdict_batch *b)
 		const struct verdict_rec *r = rec_at(b, i);
 		unsigned j;
 
-		if (r->kind == REC_GAP) {
+		if (r->kind == REC_ORPHANS_UPTO) {
+			put_msg(b, NFQNL_MSG_VERDICT_BATCH, r->id, &r->d, true);
+			i++;
+			continue;
+		}
+		if (is_gap(r)) {
 			const struct decision *d;
+			bool orphans;
 
 			/* Everything older is answered before this message;
 			 * the next known id bounds the unknown ones. */
-			j = gap_run(b, i, &d);
+			j = gap_run(b, i, &d, &orphans);
 			if (j == b->count)
 				break;
 			put_msg(b, NFQNL_MSG_VERDICT_BATCH,
-				rec_at(b, j)->id - 1, d);
+				rec_at(b, j)->id - 1, d, orphans);
 			i = j;
 			continue;
 		}
 		j = run_end(b, i);
 		put_msg(b, j - i > 1 ? NFQNL_MSG_VERDICT_BATCH :
 				       NFQNL_MSG_VERDICT,
-			rec_at(b, j - 1)->id, &r->d);
+			rec_at(b, j - 1)->id, &r->d, false);
 		i = j;
 	}
 	b->built = i;

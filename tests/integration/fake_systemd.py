@@ -7,6 +7,7 @@ again whenever it exits, with the stored sockets passed as LISTEN_FDS /
 LISTEN_FDNAMES / LISTEN_PID, as systemd passes them.
 
 usage: fake_systemd.py DIR [--watchdog-usec N] [--orphans QUEUE:N]
+                       [--orphans-rcvbuf BYTES] [--orphans-hold FILE]
                        -- COMMAND...
 
 DIR/notify.log gets one line per notify message ("SECONDS PID MESSAGE",
@@ -14,6 +15,9 @@ newlines as "|"), DIR/main.pid the running service's pid, DIR/starts the number 
 starts. --orphans QUEUE:N: before the first start, bind queue QUEUE on a
 netlink socket of our own, read N packets without answering them, and put
 that socket in the store as nfq-QUEUE (the state a killed nfqd leaves).
+--orphans-rcvbuf BYTES: that socket's receive buffer (default 8 MiB; a
+small one makes later packets fail delivery and use up their ids).
+--orphans-hold FILE: start the service only once FILE exists.
 SIGTERM stops the service (SIGTERM), then this process; the store closes.
 """
 import array
@@ -41,10 +45,10 @@ def nl_config_bind(queue):
                        NLM_F_REQUEST | NLM_F_ACK, 1, 0) + body
 
 
-def orphan_socket(queue, n, bound_file):
+def orphan_socket(queue, n, bound_file, rcvbuf):
     s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_NETFILTER)
     s.bind((0, 0))
-    s.setsockopt(socket.SOL_SOCKET, 33, 8 << 20)  # SO_RCVBUFFORCE
+    s.setsockopt(socket.SOL_SOCKET, 33, rcvbuf)  # SO_RCVBUFFORCE
     s.send(nl_config_bind(queue))
     ack = s.recv(65536)
     err = struct.unpack_from("=i", ack, 16)[0]
@@ -161,10 +165,14 @@ class Manager:
 def main():
     args = sys.argv[1:]
     d, args = args[0], args[1:]
-    wd, orphans = 0, None
+    wd, orphans, rcvbuf, hold = 0, None, 8 << 20, None
     while args and args[0] != "--":
         if args[0] == "--watchdog-usec":
             wd, args = int(args[1]), args[2:]
+        elif args[0] == "--orphans-rcvbuf":
+            rcvbuf, args = int(args[1]), args[2:]
+        elif args[0] == "--orphans-hold":
+            hold, args = args[1], args[2:]
         elif args[0] == "--orphans":
             q, n = args[1].split(":")
             orphans, args = (int(q), int(n)), args[2:]
@@ -173,9 +181,12 @@ def main():
     m = Manager(d, args[1:], wd)
     if orphans:
         s = orphan_socket(orphans[0], orphans[1],
-                          os.path.join(d, "orphans.bound"))
+                          os.path.join(d, "orphans.bound"), rcvbuf)
         m.store.append(("nfq-%d" % orphans[0], os.dup(s.fileno())))
         s.close()
+        open(os.path.join(d, "orphans.read"), "w").close()
+    while hold and not os.path.exists(hold):
+        time.sleep(0.05)
     m.run()
 
 

@@ -23,6 +23,7 @@
 #include "conf.h"
 #include "policy.h"
 #include "queue.h"
+#include "stats.h"
 #include "verdict.h"
 #include "../../src/queue_int.h"
 
@@ -113,6 +114,8 @@ struct vmsg {
 	int type;
 	uint32_t id;
 	uint32_t verdict;
+	uint32_t seq;
+	bool ack;
 };
 
 static int attr_cb(const struct nlattr *a, void *data)
@@ -146,6 +149,8 @@ static unsigned take_msgs(struct queue *q, struct vmsg *out, unsigned max)
 		out[n].type = NFNL_MSG_TYPE(nlh->nlmsg_type);
 		out[n].id = ntohl(vh->id);
 		out[n].verdict = ntohl(vh->verdict);
+		out[n].seq = nlh->nlmsg_seq;
+		out[n].ack = nlh->nlmsg_flags & NLM_F_ACK;
 		assert_true(verdict_seq_is_verdict(nlh->nlmsg_seq));
 		n++;
 		nlh = mnl_nlmsg_next(nlh, &rem);
@@ -305,21 +310,83 @@ static void test_verdict_error_counted(void **state)
 	assert_int_equal(queue_reconfigure_result(f->q), 0);
 }
 
+/* An adopted socket whose kernel line said TOTAL held, ids up to SEQ
+ * used (KNOWN false: the line could not be read). */
+static void adopting(struct fixture *f, bool known, uint32_t total,
+		     uint32_t seq)
+{
+	struct kqueue_line k = { .queue_num = 3, .queue_total = total,
+				 .id_sequence = seq };
+
+	queue_orphans_expect(f->q, NF_REPEAT, known ? &k : NULL);
+}
+
+/* The kernel's answer to the orphans' message. */
+static void orphans_ack(struct fixture *f, int err)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nlmsgerr *e;
+
+	nlh->nlmsg_type = NLMSG_ERROR;
+	nlh->nlmsg_seq = VERDICT_SEQ_ORPHANS;
+	e = mnl_nlmsg_put_extra_header(nlh, sizeof(*e));
+	e->error = err;
+	feed(f, nlh, nlh->nlmsg_len, false);
+}
+
 /* An adopted socket: the kernel held ids up to 104 (104 packets), the
  * previous process read 1-100 and answered none. The first packet read
- * is 101: one batch verdict up to 100 with orphan-verdict comes first. */
+ * is 101: one batch verdict up to 100 with orphan-verdict comes first,
+ * and 104 less the 4 read are counted when the kernel says it matched. */
 static void test_orphans_batch_below_first_id(void **state)
 {
 	struct fixture *f = *state;
 	struct queue_counters c;
 	struct vmsg m[4];
 
-	f->q->orphans_pending = true;
-	f->q->orphan_verdict = NF_REPEAT;
-	f->q->orphan_total = 104;
-	f->q->orphan_seq = 104;
+	adopting(f, true, 104, 104);
+	for (uint32_t id = 101; id <= 104; id++)
+		feed(f, good_msg(id), good_msg(id)->nlmsg_len, false);
+	queue_orphans_adopted(f->q);
+	assert_false(f->q->orphans_pending);
+	assert_int_equal(take_msgs(f->q, m, 4), 2);
+	assert_int_equal(m[0].type, NFQNL_MSG_VERDICT_BATCH);
+	assert_int_equal(m[0].id, 100);
+	assert_int_equal(m[0].verdict, NF_REPEAT);
+	assert_int_equal(m[0].seq, VERDICT_SEQ_ORPHANS);
+	assert_true(m[0].ack);
+	assert_int_equal(m[1].type, NFQNL_MSG_VERDICT_BATCH);
+	assert_int_equal(m[1].id, 104);
+	assert_int_equal(m[1].verdict, NF_ACCEPT);
+	assert_int_not_equal(m[1].seq, VERDICT_SEQ_ORPHANS);
+	queue_counters_read(f->q, &c);
+	assert_int_equal(c.orphans, 0);	/* not before the kernel says */
+	orphans_ack(f, 0);
+	queue_counters_read(f->q, &c);
+	assert_int_equal(c.orphans, 100);
+	assert_int_equal(c.packets, 4);
+	assert_int_equal(c.accepted, 4);
+	assert_int_equal(c.other, 0);
+	assert_int_equal(c.errors, 0);
+}
+
+/*
+ * Issue 17 item 5: the previous process read ids 91-100 and answered
+ * none; 101 and 102 wait in the socket; 103-122 used up ids in failed
+ * deliveries (the socket was full). The kernel held 12, its id_sequence
+ * is 122. The orphans are answered below 101, before the batch verdict
+ * for 101-102 could cover them, and counted as 10.
+ */
+static void test_orphans_with_failed_deliveries(void **state)
+{
+	struct fixture *f = *state;
+	struct queue_counters c;
+	struct vmsg m[4];
+
+	adopting(f, true, 12, 122);
 	feed(f, good_msg(101), good_msg(101)->nlmsg_len, false);
 	feed(f, good_msg(102), good_msg(102)->nlmsg_len, false);
+	queue_orphans_adopted(f->q);
 	assert_int_equal(take_msgs(f->q, m, 4), 2);
 	assert_int_equal(m[0].type, NFQNL_MSG_VERDICT_BATCH);
 	assert_int_equal(m[0].id, 100);
@@ -327,34 +394,91 @@ static void test_orphans_batch_below_first_id(void **state)
 	assert_int_equal(m[1].type, NFQNL_MSG_VERDICT_BATCH);
 	assert_int_equal(m[1].id, 102);
 	assert_int_equal(m[1].verdict, NF_ACCEPT);
+	orphans_ack(f, 0);
 	queue_counters_read(f->q, &c);
-	assert_int_equal(c.orphans, 100);
-	assert_int_equal(c.packets, 2);
-	assert_int_equal(c.accepted, 2);
-	assert_int_equal(c.other, 0);
-	assert_false(f->q->orphans_pending);
+	assert_int_equal(c.orphans, 10);
 }
 
-/* A graceful stop answered everything it read: what the kernel holds is
- * what nobody read yet, no orphan, no batch verdict. Ids wrap. */
+/* The kernel's queue file could not be read: the orphans are still
+ * answered, below the first packet read (even after the adoption), but
+ * not counted. */
+static void test_orphans_without_kernel_line(void **state)
+{
+	struct fixture *f = *state;
+	struct queue_counters c;
+	struct vmsg m[4];
+
+	adopting(f, false, 0, 0);
+	queue_orphans_adopted(f->q);
+	assert_int_equal(take_msgs(f->q, m, 4), 0);
+	assert_true(f->q->orphans_pending);
+	feed(f, good_msg(51), good_msg(51)->nlmsg_len, false);
+	feed(f, good_msg(52), good_msg(52)->nlmsg_len, false);
+	assert_false(f->q->orphans_pending);
+	assert_int_equal(take_msgs(f->q, m, 4), 2);
+	assert_int_equal(m[0].id, 50);
+	assert_int_equal(m[0].verdict, NF_REPEAT);
+	assert_int_equal(m[0].seq, VERDICT_SEQ_ORPHANS);
+	assert_int_equal(m[1].id, 52);
+	assert_int_equal(m[1].verdict, NF_ACCEPT);
+	orphans_ack(f, 0);
+	queue_counters_read(f->q, &c);
+	assert_int_equal(c.orphans, 0);
+	assert_int_equal(c.errors, 0);
+}
+
+/* Nothing read while adopting: one batch verdict up to the adopted
+ * sequence, whatever the kernel seemed to hold (0 here). ENOENT: there
+ * was none, no error. */
+static void test_orphans_upto_seq_when_none_read(void **state)
+{
+	struct fixture *f = *state;
+	struct queue_counters c;
+	struct vmsg m[4];
+
+	adopting(f, true, 0, 700);
+	queue_orphans_adopted(f->q);
+	assert_false(f->q->orphans_pending);
+	feed(f, good_msg(701), good_msg(701)->nlmsg_len, false);
+	assert_int_equal(take_msgs(f->q, m, 4), 2);
+	assert_int_equal(m[0].type, NFQNL_MSG_VERDICT_BATCH);
+	assert_int_equal(m[0].id, 700);
+	assert_int_equal(m[0].verdict, NF_REPEAT);
+	assert_int_equal(m[0].seq, VERDICT_SEQ_ORPHANS);
+	assert_int_equal(m[1].type, NFQNL_MSG_VERDICT);
+	assert_int_equal(m[1].id, 701);
+	orphans_ack(f, -ENOENT);
+	queue_counters_read(f->q, &c);
+	assert_int_equal(c.orphans, 0);
+	assert_int_equal(c.errors, 0);
+}
+
+/* A graceful stop answered everything it read: the orphans' verdict
+ * still goes first, matches nothing (ENOENT), counts nothing. Ids
+ * wrap. */
 static void test_no_orphans_after_graceful_stop(void **state)
 {
 	struct fixture *f = *state;
 	struct queue_counters c;
 	struct vmsg m[4];
 
-	f->q->orphans_pending = true;
-	f->q->orphan_verdict = NF_REPEAT;
-	f->q->orphan_total = 3;
-	f->q->orphan_seq = 1;	/* ids 0xffffffff, 0, 1 */
+	adopting(f, true, 3, 1);	/* ids 0xffffffff, 0, 1 */
 	feed(f, good_msg(0xffffffffu), good_msg(0xffffffffu)->nlmsg_len,
 	     false);
-	assert_int_equal(take_msgs(f->q, m, 4), 1);
-	assert_int_equal(m[0].type, NFQNL_MSG_VERDICT);
-	assert_int_equal(m[0].id, 0xffffffffu);
-	assert_int_equal(m[0].verdict, NF_ACCEPT);
+	feed(f, good_msg(0), good_msg(0)->nlmsg_len, false);
+	feed(f, good_msg(1), good_msg(1)->nlmsg_len, false);
+	queue_orphans_adopted(f->q);
+	assert_int_equal(take_msgs(f->q, m, 4), 2);
+	assert_int_equal(m[0].type, NFQNL_MSG_VERDICT_BATCH);
+	assert_int_equal(m[0].id, 0xfffffffeu);
+	assert_int_equal(m[0].verdict, NF_REPEAT);
+	assert_int_equal(m[1].id, 1);
+	assert_int_equal(m[1].verdict, NF_ACCEPT);
+	assert_int_equal(f->q->orphan_read, 3);
+	orphans_ack(f, -ENOENT);
 	queue_counters_read(f->q, &c);
 	assert_int_equal(c.orphans, 0);
+	assert_int_equal(c.errors, 0);
 	assert_false(f->q->orphans_pending);
 }
 
@@ -372,6 +496,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_truncated_header,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_orphans_batch_below_first_id,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_orphans_with_failed_deliveries,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_orphans_without_kernel_line,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_orphans_upto_seq_when_none_read,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_orphans_after_graceful_stop,
 						setup, teardown),

@@ -536,6 +536,9 @@ static void test_sequence_space(void **state)
 		while (mnl_nlmsg_ok(nlh, rem)) {
 			assert_true(nlh->nlmsg_seq & VERDICT_SEQ_BIT);
 			assert_true(verdict_seq_is_verdict(nlh->nlmsg_seq));
+			/* reserved for the orphans' message */
+			assert_int_not_equal(nlh->nlmsg_seq,
+					     VERDICT_SEQ_ORPHANS);
 			nlh = mnl_nlmsg_next(nlh, &rem);
 		}
 		verdict_batch_sent(&b);
