@@ -675,9 +675,11 @@ static void revert_kept(const struct nfqd *d, struct reload_plan *pl)
 }
 
 /*
- * Give the queues that stay their new options and kernel flags, and wait
- * until the kernel has acknowledged them: a policy that needs a new flag
- * (meta skuid needs UID_GID) must not judge packets queued without it.
+ * Give the queues that stay their new options and KFLAGS (the old and the
+ * new policy's), and wait until the kernel has acknowledged them: a
+ * policy that needs a new flag (meta skuid needs UID_GID) must not judge
+ * packets queued without it, and the old one keeps the flags it needs
+ * until it is unpublished (drop_old_kflags()).
  */
 static int reconfigure_kept(const struct conf *nc, uint32_t kflags,
 			    struct reload_plan *pl, struct diags *dg)
@@ -687,6 +689,27 @@ static int reconfigure_kept(const struct conf *nc, uint32_t kflags,
 			pl->asked[i] = queue_reconfigure(pl->next->q[i],
 							 &nc->opts, kflags);
 	return wait_reconfigured(pl->next, pl->asked, dg);
+}
+
+/*
+ * After the switch, the flags only the old policy needed go: no worker
+ * judges with it any more (registry_publish_policy() waited for a grace
+ * period), and the new policy does not read them. A failure leaves a flag
+ * nothing reads: logged, the reload stands.
+ */
+static void drop_old_kflags(struct nfqd *d, const struct conf *nc,
+			    uint32_t kflags)
+{
+	struct registry *r = registry_get(&d->reg);
+	bool asked[NFQD_MAX_QUEUES] = { false };
+	struct diags dg = { 0 };
+	bool any = false;
+
+	for (unsigned i = 0; i < r->n; i++)
+		any |= asked[i] = queue_reconfigure(r->q[i], &nc->opts, kflags);
+	if (any && wait_reconfigured(r, asked, &dg) < 0)
+		diag_log(&dg, "reload: kernel flags the new policy does not need stay: ");
+	diag_free(&dg);
 }
 
 /* Switch to the planned table: nothing here can fail. */
@@ -721,7 +744,7 @@ static int reload_with(struct nfqd *d, struct conf *nc, struct diags *dg)
 	struct reload_plan *pl;
 	struct policy *p = NULL, *old = registry_policy(&d->reg);
 	uint16_t *nums = NULL;
-	uint32_t kflags = 0;
+	uint32_t kflags = 0, both = 0;
 	int n, rc;
 
 	n = conf_queue_numbers(&nc->opts, &nums);
@@ -745,11 +768,11 @@ static int reload_with(struct nfqd *d, struct conf *nc, struct diags *dg)
 	}
 	if (rc == 0) {
 		kflags = policy_kernel_flags(p);
-		rc = open_new(d, nc, kflags | (old ? policy_kernel_flags(old) : 0),
-			      pl, dg);
+		both = kflags | (old ? policy_kernel_flags(old) : 0);
+		rc = open_new(d, nc, both, pl, dg);
 	}
 	if (rc == 0)
-		rc = reconfigure_kept(nc, kflags, pl, dg);
+		rc = reconfigure_kept(nc, both, pl, dg);
 	if (rc == 0)
 		rc = start_new(d, pl, dg);
 	if (rc < 0) {
@@ -768,6 +791,7 @@ static int reload_with(struct nfqd *d, struct conf *nc, struct diags *dg)
 	policy_free(registry_publish_policy(&d->reg, p));
 	commit_plan(d, pl);
 	free(pl);
+	drop_old_kflags(d, nc, kflags);
 	return 0;
 }
 

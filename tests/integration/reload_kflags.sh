@@ -5,9 +5,19 @@
 # acknowledged the flag on every queue: once "nfqd-ctl reload" returns,
 # every locally generated packet carries its uid and "meta skuid 0 drop"
 # drops it. The window is widened by making the worker wake 600 ms late
-# (strace), and the packets are sent at once after the reload returned. A reload whose new queue configuration the kernel (here:
-# strace, failing the worker's next sendto) refuses fails and keeps the
-# running policy.
+# (strace), and the packets are sent at once after the reload returned.
+# A reload that adds the flag, whose new queue configuration the kernel
+# (here: strace, failing the worker's next sendto) refuses, fails and
+# keeps the running policy.
+# A reload that removes the last rule needing a flag drops the flag only
+# after the new policy is published and every worker has left the old
+# one. Under a flood from uid 0 to port 11, with the main thread waking
+# 300 ms late from each of its waits (strace), a reload from "meta skuid
+# 0 drop" to "udp dport 11 drop" lets no packet through: none is judged
+# by the old rule without its uid (ABSENT: the rule would not match and
+# the packet would be accepted). Where the kernel has conntrack
+# attributes, the same for the last "ct state" rule: no packet gets
+# incomplete-verdict.
 . "$(dirname "$0")/../lib.sh"
 
 ns_setup
@@ -42,8 +52,9 @@ ctl() { in_b "$NFQD_CTL" -s "$TMP/nfqd.sock" "$@"; }
 generation() {
 	ctl -j status | python3 -c 'import json,sys; print(json.load(sys.stdin)["generation"])'
 }
-judged() {
-	ctl -j stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["queues"][0]["packets"])'
+judged() { stat packets; }
+stat() {
+	ctl -j stats | python3 -c "import json,sys; print(json.load(sys.stdin)['queues'][0]['$1'])"
 }
 # Send $1 packets to port 11 from B (uid 0) and wait until nfqd judged
 # them all (with $2: only wait, $2 judged before they were sent).
@@ -64,8 +75,13 @@ write_conf ""
 start_nfqd "$NS_B" "$TMP/nfqd.conf"
 wait_bound "$NS_B" 0
 worker=""
-for t in /proc/$NFQD_PID/task/*; do
-	[ "$(cat "$t/comm")" = nfqd-q0 ] && worker=${t##*/}
+# The worker is named once it started, after the queue was bound.
+for i in $(seq 1 100); do
+	for t in /proc/$NFQD_PID/task/*; do
+		[ "$(cat "$t/comm")" = nfqd-q0 ] && worker=${t##*/}
+	done
+	[ -n "$worker" ] && break
+	sleep 0.05
 done
 [ -n "$worker" ] || fail "no worker thread"
 burst 5
@@ -92,15 +108,22 @@ log "after the reload returned: $seen of 20 packets from uid 0 passed"
 kill -INT $strace_pid
 wait $strace_pid 2>/dev/null
 
-# The kernel refuses the next queue configuration: the reload fails, the
-# generation and the policy stay.
+# Removing the rule needs nothing from the kernel before the switch.
+write_conf ""
+ctl reload >/dev/null || fail "reload removing meta skuid failed"
+before=$(burst_seen)
+burst 10
+[ "$(burst_seen)" = $((before + 10)) ] || fail "the policy without skuid does not pass packets"
+
+# The kernel refuses the next queue configuration, the one adding the
+# flag back: the reload fails, the generation and the policy stay.
 gen=$(generation)
 strace -qq -p "$worker" -e trace=sendto -e inject=sendto:error=EPERM:when=1 \
 	-o /dev/null &
 strace_pid=$!
 bg_pid $strace_pid
 sleep 0.5
-write_conf ""
+write_conf "meta skuid 0 drop;"
 out=$(ctl reload 2>&1) && fail "a reload the kernel refused succeeded: $out"
 log "refused: $out"
 kill -INT $strace_pid
@@ -108,9 +131,63 @@ wait $strace_pid 2>/dev/null
 [ "$(generation)" = "$gen" ] || fail "generation $(generation) after a failed reload, want $gen"
 before=$(burst_seen)
 burst 10
-[ "$(burst_seen)" = "$before" ] || fail "the running policy was not kept after a failed reload"
+[ "$(burst_seen)" = $((before + 10)) ] || fail "the running policy was not kept after a failed reload"
 ctl reload >/dev/null || fail "reload after the refused one failed"
 burst 10
-[ "$(burst_seen)" = $((before + 10)) ] || fail "the policy without skuid does not pass packets"
+[ "$(burst_seen)" = $((before + 10)) ] || fail "the policy with skuid does not drop"
+
+# Reload from the running policy to one whose rule is $1, under a flood
+# to port 11 and with the main thread's waits 300 ms late. Sets
+# during_reload (packets judged while the reload ran), passed (sink
+# count) and incomplete (incomplete-verdicts).
+reload_under_flood() {
+	local n0 n1 n2 inc0 seen0 gen i
+	inc0=$(stat incomplete)
+	seen0=$(burst_seen)
+	n0=$(judged)
+	in_b "$TOP_BUILDDIR/tests/bench/nfqd-gen" -q -d 192.0.2.1 -n 6000 -p 11 -r 3000 &
+	gen=$!
+	bg_pid $gen
+	for i in $(seq 1 300); do
+		[ "$(judged)" -gt $((n0 + 200)) ] && break
+		sleep 0.01
+	done
+	strace -qq -p "$NFQD_PID" -e trace=clock_nanosleep,nanosleep \
+		-e inject=clock_nanosleep,nanosleep:delay_exit=300000 -o /dev/null &
+	strace_pid=$!
+	bg_pid $strace_pid
+	for i in $(seq 1 100); do
+		grep -q 'TracerPid:[[:space:]]*[1-9]' "/proc/$NFQD_PID/status" && break
+		sleep 0.05
+	done
+	write_conf "$1"
+	n1=$(judged)
+	ctl reload >/dev/null || fail "reload to \"$1\" failed"
+	n2=$(judged)
+	kill -INT $strace_pid
+	wait $strace_pid 2>/dev/null
+	wait $gen || fail "flood generator failed"
+	burst 0 "$n0"
+	during_reload=$((n2 - n1))
+	passed=$(( $(burst_seen) - seen0 ))
+	incomplete=$(( $(stat incomplete) - inc0 ))
+	[ $during_reload -gt 0 ] || fail "no packet was judged during the reload: the test saw nothing"
+}
+
+reload_under_flood "udp dport 11 drop;"
+log "meta skuid removed under a flood: $during_reload packets judged during the reload, $passed of 6000 passed"
+[ "$passed" = 0 ] || fail "$passed packets from uid 0 judged by the old meta skuid rule without their uid"
+[ "$(kqueue_field "$NS_B" 0 6)" = 0 ] || fail "queue_dropped: the flood overflowed the queue"
+
+write_conf "ct state established,related accept; udp dport 11 drop;"
+if ctl reload >"$TMP/ct.out" 2>&1; then
+	reload_under_flood "udp dport 11 drop;"
+	log "ct state removed under a flood: $during_reload packets judged during the reload, $incomplete given incomplete-verdict"
+	[ "$incomplete" = 0 ] || fail "$incomplete packets judged by the old ct state rule without conntrack attributes"
+elif grep -q "does not provide" "$TMP/ct.out"; then
+	log "this kernel has no NFQUEUE conntrack attributes: ct state part not run"
+else
+	fail "reload adding ct state failed: $(cat "$TMP/ct.out")"
+fi
 stop_nfqd
 log "ok: the new policy waited for the kernel's flags; a refused reload changed nothing"
