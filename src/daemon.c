@@ -566,8 +566,10 @@ static int plan_queues(struct nfqd *d, const uint16_t *nums, unsigned n,
 	return 0;
 }
 
-/* Bind the new queues with the flags KFLAGS; their workers wait. */
-static int open_new(struct nfqd *d, const struct conf *nc, uint32_t kflags,
+/* Bind the new queues with the options O and flags KFLAGS; their
+ * workers wait. */
+static int open_new(struct nfqd *d, const struct conf_options *o,
+		    uint32_t kflags,
 		    struct reload_plan *pl, struct diags *dg)
 {
 	int rc = 0;
@@ -579,12 +581,12 @@ static int open_new(struct nfqd *d, const struct conf *nc, uint32_t kflags,
 			continue;
 		struct queue_place at = {
 			.num = num,
-			.cpu = cpu_for_queue(&nc->opts, num),
+			.cpu = cpu_for_queue(o, num),
 			.slot = pl->slot[i],
 			.root = &d->reg,
 		};
 
-		rc = queue_open(&pl->next->q[i], &at, &nc->opts, kflags);
+		rc = queue_open(&pl->next->q[i], &at, o, kflags);
 		if (rc < 0)
 			diag_add(dg, DIAG_ERROR, NULL, "queue %u: cannot bind (%s)", num,
 				  strerror(-rc));
@@ -675,30 +677,31 @@ static void revert_kept(const struct nfqd *d, struct reload_plan *pl)
 }
 
 /*
- * Give the queues that stay their new options and KFLAGS (the old and the
- * new policy's), and wait until the kernel has acknowledged them: a
- * policy that needs a new flag (meta skuid needs UID_GID) must not judge
- * packets queued without it, and the old one keeps the flags it needs
- * until it is unpublished (drop_old_kflags()).
+ * Give the queues that stay the options O (the new ones, with the larger
+ * of the old and new copy range) and KFLAGS (the old and the new policy's),
+ * and wait until the kernel has acknowledged them: a policy that needs a
+ * new flag (meta skuid needs UID_GID) must not judge packets queued
+ * without it, and the old one keeps the flags and the copy it needs until
+ * it is unpublished (drop_old_needs()).
  */
-static int reconfigure_kept(const struct conf *nc, uint32_t kflags,
+static int reconfigure_kept(const struct conf_options *o, uint32_t kflags,
 			    struct reload_plan *pl, struct diags *dg)
 {
 	for (unsigned i = 0; i < pl->next->n; i++)
 		if (!pl->opened[i])
-			pl->asked[i] = queue_reconfigure(pl->next->q[i],
-							 &nc->opts, kflags);
+			pl->asked[i] = queue_reconfigure(pl->next->q[i], o,
+							 kflags);
 	return wait_reconfigured(pl->next, pl->asked, dg);
 }
 
 /*
- * After the switch, the flags only the old policy needed go: no worker
- * judges with it any more (registry_publish_policy() waited for a grace
- * period), and the new policy does not read them. A failure leaves a flag
- * nothing reads: logged, the reload stands.
+ * After the switch, the flags and the copy range only the old policy
+ * needed go: no worker judges with it any more (registry_publish_policy()
+ * waited for a grace period), and the new policy does not read them. A
+ * failure leaves a flag or bytes nothing reads: logged, the reload stands.
  */
-static void drop_old_kflags(struct nfqd *d, const struct conf *nc,
-			    uint32_t kflags)
+static void drop_old_needs(struct nfqd *d, const struct conf *nc,
+			   uint32_t kflags)
 {
 	struct registry *r = registry_get(&d->reg);
 	bool asked[NFQD_MAX_QUEUES] = { false };
@@ -708,7 +711,7 @@ static void drop_old_kflags(struct nfqd *d, const struct conf *nc,
 	for (unsigned i = 0; i < r->n; i++)
 		any |= asked[i] = queue_reconfigure(r->q[i], &nc->opts, kflags);
 	if (any && wait_reconfigured(r, asked, &dg) < 0)
-		diag_log(&dg, "reload: kernel flags the new policy does not need stay: ");
+		diag_log(&dg, "reload: kernel flags or copy range the new policy does not need stay: ");
 	diag_free(&dg);
 }
 
@@ -734,8 +737,9 @@ static void commit_plan(struct nfqd *d, struct reload_plan *pl)
 
 /*
  * The whole new policy is built before anything is bound; new queues are
- * bound with the union of the old and new kernel flags (the old policy
- * may judge their first packets until the switch) and their workers
+ * bound with the union of the old and new kernel flags and the larger
+ * copy range (the old policy may judge their first packets until the
+ * switch; drop_old_needs() gives them the new ones after) and their workers
  * started before the switch: any failure leaves nothing newly bound and
  * the running options on the queues that stay.
  */
@@ -745,6 +749,7 @@ static int reload_with(struct nfqd *d, struct conf *nc, struct diags *dg)
 	struct policy *p = NULL, *old = registry_policy(&d->reg);
 	uint16_t *nums = NULL;
 	uint32_t kflags = 0, both = 0;
+	struct conf_options both_opts = nc->opts;
 	int n, rc;
 
 	n = conf_queue_numbers(&nc->opts, &nums);
@@ -769,10 +774,12 @@ static int reload_with(struct nfqd *d, struct conf *nc, struct diags *dg)
 	if (rc == 0) {
 		kflags = policy_kernel_flags(p);
 		both = kflags | (old ? policy_kernel_flags(old) : 0);
-		rc = open_new(d, nc, both, pl, dg);
+		if (d->conf->opts.copy_range > both_opts.copy_range)
+			both_opts.copy_range = d->conf->opts.copy_range;
+		rc = open_new(d, &both_opts, both, pl, dg);
 	}
 	if (rc == 0)
-		rc = reconfigure_kept(nc, both, pl, dg);
+		rc = reconfigure_kept(&both_opts, both, pl, dg);
 	if (rc == 0)
 		rc = start_new(d, pl, dg);
 	if (rc < 0) {
@@ -791,7 +798,7 @@ static int reload_with(struct nfqd *d, struct conf *nc, struct diags *dg)
 	policy_free(registry_publish_policy(&d->reg, p));
 	commit_plan(d, pl);
 	free(pl);
-	drop_old_kflags(d, nc, kflags);
+	drop_old_needs(d, nc, kflags);
 	return 0;
 }
 

@@ -112,9 +112,21 @@ static void free_rx(struct queue *q)
 	q->rx = NULL;
 }
 
-static int alloc_rx(struct queue *q, const struct queue_params *p)
+/* Bytes of one receive slot for copy range RANGE. */
+static size_t rx_size(uint32_t range)
 {
-	size_t each = NLMSG_ALIGN(p->copy_range) + RX_OVERHEAD;
+	return NLMSG_ALIGN(range) + RX_OVERHEAD;
+}
+
+/* Receive buffers for P's batch, with slots of at least MIN_EACH bytes
+ * (and what P's copy range needs). */
+static int alloc_rx(struct queue *q, const struct queue_params *p,
+		    size_t min_each)
+{
+	size_t each = rx_size(p->copy_range);
+
+	if (each < min_each)
+		each = min_each;
 
 	q->msgs = calloc(p->batch, sizeof(*q->msgs));
 	q->iov = calloc(p->batch, sizeof(*q->iov));
@@ -545,7 +557,7 @@ int queue_alloc(struct queue **out, const struct queue_place *at,
 	q->main_params = q->params;
 	snprintf(name, sizeof(name), "queue %u", at->num);
 	q->log = log_ring_new(name);
-	if (!q->log || alloc_rx(q, &q->params) < 0 ||
+	if (!q->log || alloc_rx(q, &q->params, 0) < 0 ||
 	    verdict_batch_init(&q->vb, q->num, q->params.batch) < 0)
 		return -ENOMEM;
 	return 0;
@@ -644,8 +656,14 @@ static void drain(struct queue *q)
 	answer_read(q);
 }
 
-/* Receive and verdict buffers sized for NP; on failure the old ones stay
- * and -ENOMEM is returned. */
+/*
+ * Receive and verdict buffers sized for NP; on failure the old ones stay
+ * and -ENOMEM is returned. The slots never get smaller: packets the
+ * kernel queued before a lower copy range took effect wait in the socket
+ * with their old copy, and must not be cut (incomplete-verdict) by the
+ * buffer; and a packet message built just before the change may even
+ * arrive after the kernel acknowledged it.
+ */
 static int resize_buffers(struct queue *q, const struct queue_params *np)
 {
 	struct mmsghdr *msgs = q->msgs;
@@ -653,7 +671,9 @@ static int resize_buffers(struct queue *q, const struct queue_params *np)
 	char *rx = q->rx;
 	size_t each = q->rx_each;
 
-	if (alloc_rx(q, np) < 0)
+	if (np->batch == q->params.batch && rx_size(np->copy_range) <= each)
+		return 0;
+	if (alloc_rx(q, np, each) < 0)
 		goto fail;
 	if (verdict_batch_set_max(&q->vb, np->batch) < 0) {
 		free_rx(q);
