@@ -302,7 +302,7 @@ void queue_orphans_answered(struct queue *q, int err)
 		return;
 	}
 	if (!q->orphans_known) {
-		log_info("queue %u: packets of the previous process given orphan-verdict (how many is unknown: the kernel's queue file was unreadable)",
+		log_info("queue %u: packets of the previous process given orphan-verdict (how many is unknown: /proc/net/netfilter/nfnetlink_queue was unreadable)",
 			 q->num);
 		return;
 	}
@@ -323,7 +323,7 @@ static void orphans_prepare(struct queue *q, enum verdict_kind v)
 	int rc = stats_kernel_line(q->num, &k);
 
 	if (rc < 0)
-		log_warn("queue %u: cannot read the kernel's queue state (%s): the previous process's packets get orphan-verdict before the first packet read, and are not counted",
+		log_warn("queue %u: cannot read /proc/net/netfilter/nfnetlink_queue (%s): the previous process's packets get orphan-verdict before the first packet read, and are not counted (mount /proc in nfqd's namespace to count them)",
 			 q->num, strerror(-rc));
 	queue_orphans_expect(q, orphan_nf_verdict(v), rc < 0 ? NULL : &k);
 }
