@@ -216,25 +216,18 @@ static bool set_type_ok(const struct field_info *fi, enum set_type t)
 	return t == SET_INET_SERVICE || t == SET_MARK;
 }
 
-static void compile_limit(struct policy *p, struct cmatch *m,
-			  const struct conf_match *cm)
+/* nft's packet limit (limiter.h); the parser refused what it cannot be. */
+static void compile_limit(struct policy *p, const struct conf *c,
+			  struct cmatch *m, const struct conf_match *cm,
+			  struct diags *d)
 {
-	struct limiter *l = &p->lims[p->n_lims++];
-	uint64_t period = (uint64_t)(cm->per_seconds ? cm->per_seconds : 1) *
-			  1000000000ull;
-	uint64_t cap;
+	struct limiter *l = &p->lims[p->n_lims++].b;
 
-	/* As nft's kernel side: rate + burst tokens when the bucket is full. */
-	l->interval = cm->rate ? period / cm->rate : UINT64_MAX;
-	cap = (uint64_t)cm->rate + cm->burst;
-	if (!cm->rate)
-		l->tolerance = 0;
-	else if (l->interval && cap - 1 > UINT64_MAX / 2 / l->interval)
-		l->tolerance = UINT64_MAX / 2;
-	else
-		l->tolerance = (cap - 1) * l->interval;
-	atomic_init(&l->tat, 0);
 	m->lim = l;
+	if (limiter_init(l, cm->rate, cm->per_seconds, cm->burst))
+		err_at(d, c, &cm->loc, "limit rate %u per %u s, burst %u: "
+		       "not a bucket nft can hold", cm->rate, cm->per_seconds,
+		       cm->burst);
 }
 
 static int note_span(void *arg, const void *lo, const void *hi)
@@ -272,7 +265,7 @@ static int compile_match(struct policy *p, const struct conf *c,
 	m->mask = cm->field == MATCH_META_MARK ? cm->mask : 0;
 	m->flags = cm->flags;
 	if (cm->field == MATCH_LIMIT) {
-		compile_limit(p, m, cm);
+		compile_limit(p, c, m, cm, d);
 		return 0;
 	}
 	if (!fi.values)

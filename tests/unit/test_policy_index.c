@@ -224,10 +224,11 @@ static void rand_match(struct conf_match *m)
 		m->flags = 1u << rnd(4);
 		return;
 	case MATCH_LIMIT:
-		/* One token a minute: no refill while the test runs. */
+		/* A bucket of 1, 2 or 5 packets and no refill while the
+		 * test runs (1 or 2 an hour). */
 		m->negate = false;
-		m->rate = rnd(2);
-		m->per_seconds = 60;
+		m->rate = 1 + rnd(2);
+		m->per_seconds = 3600;
 		m->burst = rnd(3);
 		return;
 	case MATCH_META_MARK:
