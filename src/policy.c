@@ -356,6 +356,23 @@ static int note_kernel_flags(struct policy *p, const struct conf *c,
 	return 0;
 }
 
+/*
+ * FAM_* of the packets rule CR can match, from its matches before the
+ * first limit only: as in nft's inet table, matches are evaluated left to
+ * right, so a packet of the other family still reaches the limit and
+ * takes a token ("limit rate 1/minute ip saddr 10.0.0.1": IPv6 packets
+ * take the tokens too, then fail "ip saddr").
+ */
+static unsigned rule_fams(const struct conf_rule *cr)
+{
+	unsigned fams = FAM_V4 | FAM_V6;
+
+	for (unsigned i = 0; i < cr->n_matches &&
+	     cr->matches[i].field != MATCH_LIMIT; i++)
+		fams &= field_info(cr->matches[i].field).fams;
+	return fams;
+}
+
 static int compile_rule(struct policy *p, const struct conf *c,
 			const struct conf_rule *cr, struct crule *r,
 			struct diags *d)
@@ -372,14 +389,13 @@ static int compile_rule(struct policy *p, const struct conf *c,
 		return -ENOMEM;
 	}
 	r->n_m = cr->n_matches;
-	r->fams = FAM_V4 | FAM_V6;
+	r->fams = rule_fams(cr);
 	for (unsigned i = 0; i < cr->n_matches; i++) {
 		err = compile_match(p, c, &cr->matches[i], &r->m[i], d);
 		if (!err)
 			err = note_kernel_flags(p, c, &cr->matches[i], r);
 		if (err)
 			return err;
-		r->fams &= field_info(cr->matches[i].field).fams;
 	}
 	if (cr->bypass && cr->verdict != VERDICT_ACCEPT)
 		err_at(d, c, &cr->loc, "bypass is only allowed before accept");

@@ -161,6 +161,24 @@ run_case "limit rate 1/week burst 1 accept" \
 	"limit rate 1/week burst 1 packets accept" "10 4"
 run_case "limit rate over 1/minute burst 3 accept" \
 	"limit rate over 1/minute burst 3 packets accept" "20 4"
+# Family: the limit comes first, so IPv6 packets take its tokens too
+# (and then fail "ip saddr"): the IPv4 packets after them find none.
+run_case "limit rate 1/minute burst 4 ip saddr 192.0.2.1 accept" \
+	"limit rate 1/minute burst 4 packets ip saddr 192.0.2.1 accept" \
+	"4 6 4 4"
+[ "$LAST_NFT" -eq 0 ] ||
+	fail "nft accepted $LAST_NFT IPv4 packets after the IPv6 ones"
+run_case "limit rate 1/minute burst 6 ip6 saddr 2001:db8::1 accept" \
+	"limit rate 1/minute burst 6 packets ip6 saddr 2001:db8::1 accept" \
+	"3 4 6 6"
+run_case "limit rate 1/minute burst 4 ip saddr 192.0.2.1 accept" \
+	"limit rate 1/minute burst 4 packets ip saddr 192.0.2.1 accept" \
+	"2 6 4 4"
+# The same with the family match first: no token for the other family.
+run_case "ip saddr 192.0.2.1 limit rate 1/minute burst 4 accept" \
+	"ip saddr 192.0.2.1 limit rate 1/minute burst 4 packets accept" \
+	"4 6 8 4"
+
 # A burst of 0: nft refuses it, so does nfqd (and keeps its policy).
 if printf 'add rule inet ref in udp dport 10 limit rate 1/second burst 0 packets accept\n' |
 	in_b nft -f - 2>/dev/null; then

@@ -735,6 +735,56 @@ static void test_limit_free_rate(void **state)
 	free_conf(c);
 }
 
+/*
+ * nft evaluates a rule's matches left to right, in an inet table for
+ * both families: a limit before "ip saddr" takes a token for an IPv6
+ * packet too (which then fails "ip saddr"); one after it does not.
+ */
+static void test_limit_before_family(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_rule *r;
+	struct conf_match *m;
+	struct policy *p;
+	struct pkt k;
+
+	c->hooks[HOOK_INPUT].policy = VERDICT_DROP;
+	r = rule(c, HOOK_INPUT, VERDICT_ACCEPT, "limit rate 1/hour burst 2 "
+		 "ip saddr 10.0.0.1 accept");
+	m = match(r, MATCH_LIMIT, false);
+	m->rate = 1;
+	m->per_seconds = 3600;
+	m->burst = 2;
+	addr(match(r, MATCH_IP_SADDR, false), "10.0.0.1");
+	r = rule(c, HOOK_INPUT, VERDICT_ACCEPT, "ip6 saddr 2001:db8::1 "
+		 "limit rate 1/hour burst 2 accept");
+	addr(match(r, MATCH_IP6_SADDR, false), "2001:db8::1");
+	m = match(r, MATCH_LIMIT, false);
+	m->rate = 1;
+	m->per_seconds = 3600;
+	m->burst = 2;
+	for (int e = 0; e < 2; e++) {
+		p = build(c, 1);
+		policy_set_eval(p, e ? POLICY_EVAL_INDEX : POLICY_EVAL_LINEAR);
+		/* Two IPv6 packets from elsewhere: both tokens of rule 1. */
+		k = mkpkt(HOOK_INPUT, UDP4("2001:db8::9", "2001:db8::2", 1, 9));
+		assert_int_equal(judge(p, &k), NF_DROP);
+		assert_int_equal(judge(p, &k), NF_DROP);
+		k = mkpkt(HOOK_INPUT, UDP4("10.0.0.1", "10.0.0.2", 1, 9));
+		assert_int_equal(judge(p, &k), NF_DROP);
+		/* IPv4 packets never reach rule 2's limit. */
+		k = mkpkt(HOOK_INPUT, UDP4("10.0.0.9", "10.0.0.2", 1, 9));
+		assert_int_equal(judge(p, &k), NF_DROP);
+		k = mkpkt(HOOK_INPUT, UDP4("2001:db8::1", "2001:db8::2", 1,
+					   9));
+		assert_int_equal(judge(p, &k), NF_ACCEPT);
+		assert_int_equal(judge(p, &k), NF_ACCEPT);
+		assert_int_equal(judge(p, &k), NF_DROP);
+		policy_free(p);
+	}
+	free_conf(c);
+}
+
 struct thr {
 	struct policy *p;
 	struct pkt k;
@@ -1504,6 +1554,7 @@ int main(void)
 		cmocka_unit_test(test_limit_bucket_as_nft),
 		cmocka_unit_test(test_limit_fast_rate),
 		cmocka_unit_test(test_limit_free_rate),
+		cmocka_unit_test(test_limit_before_family),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_sets_and_files),
 		cmocka_unit_test(test_errors),
