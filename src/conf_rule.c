@@ -278,11 +278,11 @@ static int limit_rate(struct pstate *st, struct item *it,
 
 	if (e && e->kind == PE_SLASH && e->a.kind == ATOM_NUM &&
 	    !e->a.sized && e->b.kind == ATOM_WORD)
-		while (u < sizeof(limit_units) / sizeof(limit_units[0]) &&
+		while (u < ARRAY_SIZE(limit_units) &&
 		       strcmp(e->b.text, limit_units[u].name))
 			u++;
 	if (!e || e->kind != PE_SLASH ||
-	    u == sizeof(limit_units) / sizeof(limit_units[0])) {
+	    u == ARRAY_SIZE(limit_units)) {
 		conf_error(st, e ? &e->loc : &after->loc,
 			   "expected a rate " LIMIT_RATES "%s",
 			   e || !limit_word(after, "over") ? "" :
@@ -331,9 +331,10 @@ static int limit_size(struct pstate *st, const struct item *it,
 	while (limit_units[u].seconds != it->m.per_seconds)
 		u++;
 	conf_error(st, &rate->loc, "limit rate %u/%s burst %u: a bucket of "
-		   "%u %ss is more than nft can hold; use a smaller burst or "
-		   "a shorter unit", it->m.rate, limit_units[u].name,
-		   it->m.burst, it->m.burst, limit_units[u].name);
+		   "%u packets at %u a %s is more than nft can hold (292 "
+		   "years); use a smaller burst or a faster rate", it->m.rate,
+		   limit_units[u].name, it->m.burst, it->m.burst, it->m.rate,
+		   limit_units[u].name);
 	return -1;
 }
 

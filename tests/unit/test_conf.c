@@ -826,8 +826,8 @@ static const struct err_case err_cases[] = {
 	  "N/week after \"over\"\n" },
 	{ "hook input { limit rate 1/week burst 20000 accept; }",
 	  "t.conf:1:25: limit rate 1/week burst 20000: a bucket of 20000 "
-	  "weeks is more than nft can hold; use a smaller burst or a shorter "
-	  "unit\n" },
+	  "packets at 1 a week is more than nft can hold (292 years); "
+	  "use a smaller burst or a faster rate\n" },
 	{ "hook input { tcp flags syn,foo accept; }",
 	  "t.conf:1:28: unknown tcp flag \"foo\"; expected one of: syn, ack, "
 	  "fin, rst, psh, urg\n" },
