@@ -121,15 +121,15 @@ enum match_field {
 
 struct conf_match {
 	enum match_field field;
-	bool negate;			/* "field != value" */
+	bool negate;			/* "field != value"; limit: "over" */
 	char *set_name;			/* "@name", or NULL for inline values */
 	struct conf_elem *elems;	/* inline value(s); a { list } has several */
 	unsigned n_elems;
 	uint32_t mask;			/* MATCH_META_MARK: N/MASK; 0xffffffff if none */
 	uint32_t flags;			/* MATCH_TCP_FLAGS / MATCH_CT_STATE bits */
 	uint32_t rate;			/* MATCH_LIMIT: packets per period */
-	uint32_t per_seconds;		/* MATCH_LIMIT: 1 or 60 */
-	uint32_t burst;			/* MATCH_LIMIT: 0 if not given */
+	uint32_t per_seconds;		/* MATCH_LIMIT: 1, 60, 3600, 86400, 604800 */
+	uint32_t burst;			/* MATCH_LIMIT: 0 if not given (5) */
 	struct conf_loc loc;
 	struct conf_loc set_loc;	/* where "@name" was written */
 	char *text;			/* "tcp dport 23", normalised; or NULL */

@@ -335,13 +335,29 @@ static void put_flags(FILE *f, const struct flag_name *names, uint32_t bits)
 	}
 }
 
+static const char *limit_unit(uint32_t seconds)
+{
+	switch (seconds) {
+	case 60:
+		return "minute";
+	case 3600:
+		return "hour";
+	case 86400:
+		return "day";
+	case 604800:
+		return "week";
+	default:
+		return "second";
+	}
+}
+
 static int put_match(FILE *f, const struct conf_match *m)
 {
 	struct elist l = { 0 };
 
 	if (m->field == MATCH_LIMIT) {
-		fprintf(f, "limit rate %u/%s", m->rate,
-			m->per_seconds == 60 ? "minute" : "second");
+		fprintf(f, "limit rate %s%u/%s", m->negate ? "over " : "",
+			m->rate, limit_unit(m->per_seconds));
 		if (m->burst)
 			fprintf(f, " burst %u", m->burst);
 		return 0;

@@ -182,9 +182,7 @@ struct item *conf_pst_match(struct pstate *st, const char *kw,
 			    const struct atom *field, bool neg,
 			    const struct pval *v);
 struct item *conf_pst_limit(struct pstate *st, const struct conf_loc *kwloc,
-			    const struct atom *rate, const struct pelem *val,
-			    const struct atom *burst_kw,
-			    const struct atom *burst);
+			    const struct pval *args);
 struct item *conf_pst_stmt(struct pstate *st, enum item_kind kind,
 			   const struct conf_loc *loc, const struct atom *arg1,
 			   const struct atom *arg2);

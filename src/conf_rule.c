@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "conf_parse.h"
+#include "limiter.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -245,15 +246,47 @@ struct item *conf_pst_match(struct pstate *st, const char *kw,
 	return it;
 }
 
-static int limit_rate(struct pstate *st, struct item *it,
-		      const struct pelem *e)
-{
-	bool per_min;
+static const struct {
+	const char *name;
+	uint32_t seconds;
+} limit_units[] = {
+	{ "second", 1 }, { "minute", 60 }, { "hour", 3600 },
+	{ "day", 86400 }, { "week", 604800 },
+};
 
-	if (e->kind != PE_SLASH || e->a.kind != ATOM_NUM || e->a.sized ||
-	    e->b.kind != ATOM_WORD ||
-	    (strcmp(e->b.text, "second") && strcmp(e->b.text, "minute"))) {
-		conf_error(st, &e->loc, "expected a rate N/second or N/minute");
+#define LIMIT_RATES "N/second, N/minute, N/hour, N/day or N/week"
+
+/* E as written, into B. */
+static void sb_elem_text(struct sbuf *b, const struct pelem *e)
+{
+	struct pval v = { .elems = (struct pelem *)e, .n = 1 };
+
+	conf_sb_pval(b, &v);
+}
+
+static bool limit_word(const struct pelem *e, const char *w)
+{
+	return e->kind == PE_ONE && e->a.kind == ATOM_WORD &&
+	       strcmp(e->a.text, w) == 0;
+}
+
+/* "N/UNIT" at E (NULL: missing, after AFTER). */
+static int limit_rate(struct pstate *st, struct item *it,
+		      const struct pelem *e, const struct pelem *after)
+{
+	unsigned u = 0;
+
+	if (e && e->kind == PE_SLASH && e->a.kind == ATOM_NUM &&
+	    !e->a.sized && e->b.kind == ATOM_WORD)
+		while (u < ARRAY_SIZE(limit_units) &&
+		       strcmp(e->b.text, limit_units[u].name))
+			u++;
+	if (!e || e->kind != PE_SLASH ||
+	    u == ARRAY_SIZE(limit_units)) {
+		conf_error(st, e ? &e->loc : &after->loc,
+			   "expected a rate " LIMIT_RATES "%s",
+			   e || !limit_word(after, "over") ? "" :
+			   " after \"over\"");
 		return -1;
 	}
 	if (e->a.num < 1 || e->a.num > 0xffffffff) {
@@ -261,47 +294,102 @@ static int limit_rate(struct pstate *st, struct item *it,
 			   "1..4294967295", e->a.text);
 		return -1;
 	}
-	per_min = strcmp(e->b.text, "minute") == 0;
 	it->m.rate = (uint32_t)e->a.num;
-	it->m.per_seconds = per_min ? 60 : 1;
+	it->m.per_seconds = limit_units[u].seconds;
 	return 0;
 }
 
+/* The number of packets after "burst" at KW (E: NULL if none). */
 static int limit_burst(struct pstate *st, struct item *it,
-		       const struct atom *kw, const struct atom *n)
+		       const struct pelem *kw, const struct pelem *e)
 {
-	if (strcmp(kw->text, "burst")) {
-		conf_error(st, &kw->loc, "unexpected \"%s\"; expected burst",
-			   kw->text);
+	if (!e || e->kind != PE_ONE || e->a.kind != ATOM_NUM) {
+		conf_error(st, &kw->loc, "expected a number of packets after "
+			   "burst");
 		return -1;
 	}
-	if (n->sized || n->num > 0xffffffff) {
-		conf_error(st, &n->loc, "burst %s out of range; expected "
-			   "0..4294967295", n->text);
+	if (e->a.sized || e->a.num < 1 || e->a.num > 0xffffffff) {
+		conf_error(st, &e->loc, "burst %s out of range; expected "
+			   "1..4294967295%s", e->a.text, e->a.num ? "" :
+			   " (nft refuses a bucket of 0 packets)");
 		return -1;
 	}
-	it->m.burst = (uint32_t)n->num;
+	it->m.burst = (uint32_t)e->a.num;
 	return 0;
+}
+
+/* A bucket nft can hold (limiter.h). RATE is the rate's element. */
+static int limit_size(struct pstate *st, const struct item *it,
+		      const struct pelem *rate)
+{
+	uint64_t cost, size;
+	unsigned u = 0;
+
+	if (!limiter_bucket(it->m.rate, it->m.per_seconds, it->m.burst,
+			    &cost, &size))
+		return 0;
+	while (limit_units[u].seconds != it->m.per_seconds)
+		u++;
+	conf_error(st, &rate->loc, "limit rate %u/%s burst %u: a bucket of "
+		   "%u packets at %u a %s is more than nft can hold (292 "
+		   "years); use a smaller burst or a faster rate", it->m.rate,
+		   limit_units[u].name, it->m.burst, it->m.burst, it->m.rate,
+		   limit_units[u].name);
+	return -1;
+}
+
+/* rate [over] N/UNIT [burst M [packets]] */
+static int limit_args(struct pstate *st, struct item *it,
+		      const struct pval *v)
+{
+	const struct pelem *e = v->elems, *end = v->elems + v->n, *rate;
+	struct sbuf b = { 0 };
+
+	if (!limit_word(e, "rate")) {
+		sb_elem_text(&b, e);
+		conf_error(st, &e->loc, "unexpected \"%s\"; expected rate",
+			   b.s ? b.s : "?");
+		free(b.s);
+		return -1;
+	}
+	if (++e < end && limit_word(e, "over")) {
+		it->m.negate = true;
+		e++;
+	}
+	rate = e < end ? e : NULL;
+	if (limit_rate(st, it, rate, e - 1))
+		return -1;
+	if (++e < end && limit_word(e, "burst")) {
+		if (limit_burst(st, it, e, e + 1 < end ? e + 1 : NULL))
+			return -1;
+		e += 2;
+		if (e < end && limit_word(e, "packets"))
+			e++;
+	} else if (e < end && e->kind == PE_ONE && e->a.kind == ATOM_WORD) {
+		conf_error(st, &e->loc, "unexpected \"%s\"; expected burst",
+			   e->a.text);
+		return -1;
+	}
+	if (e < end) {
+		sb_elem_text(&b, e);
+		conf_error(st, &e->loc, "unexpected \"%s\" after the limit",
+			   b.s ? b.s : "?");
+		free(b.s);
+		return -1;
+	}
+	return limit_size(st, it, rate);
 }
 
 struct item *conf_pst_limit(struct pstate *st, const struct conf_loc *kwloc,
-			    const struct atom *rate, const struct pelem *val,
-			    const struct atom *burst_kw,
-			    const struct atom *burst)
+			    const struct pval *args)
 {
 	struct sbuf b = { 0 };
-	struct pval v = { .elems = (struct pelem *)val, .n = 1 };
 	struct item *it;
 
-	conf_sb_add(&b, "limit ");
-	conf_sb_add(&b, rate->text);
-	conf_sb_add(&b, " ");
-	conf_sb_pval(&b, &v);
-	if (burst_kw) {
+	conf_sb_add(&b, "limit");
+	for (unsigned i = 0; i < args->n; i++) {
 		conf_sb_add(&b, " ");
-		conf_sb_add(&b, burst_kw->text);
-		conf_sb_add(&b, " ");
-		conf_sb_add(&b, burst->text);
+		sb_elem_text(&b, &args->elems[i]);
 	}
 	it = conf_item_new(st, IT_MATCH, kwloc, "limit rate");
 	if (!it) {
@@ -317,14 +405,8 @@ struct item *conf_pst_limit(struct pstate *st, const struct conf_loc *kwloc,
 	it->m.field = MATCH_LIMIT;
 	it->m.loc = *kwloc;
 	it->m.mask = 0xffffffff;
-	if (strcmp(rate->text, "rate")) {
-		conf_error(st, &rate->loc, "unexpected \"%s\"; expected rate",
-			   rate->text);
+	if (limit_args(st, it, args))
 		it->bad = true;
-	} else if (limit_rate(st, it, val) ||
-		   (burst_kw && limit_burst(st, it, burst_kw, burst))) {
-		it->bad = true;
-	}
 	return it;
 }
 

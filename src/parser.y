@@ -68,8 +68,8 @@ static void nfqd_yyerror(NFQD_YYLTYPE *l, void *scanner, struct pstate *st,
 %token ACCEPT "accept" DROP "drop" REPEAT "repeat" QUEUE "queue"
 
 %type <atom> atom field
-%type <elem> elem
-%type <val> elemlist value
+%type <elem> elem limarg
+%type <val> elemlist value limargs
 %type <item> item match stmt verdict
 %type <items> items rule
 %type <flag> neg
@@ -214,15 +214,32 @@ match		: IP field neg value
 					     $3);
 			  conf_pval_free($3);
 			  if (!$$) YYNOMEM; }
-		| LIMIT WORD elem
-			{ $$ = conf_pst_limit(st, LOC(@1), &$2, $3, NULL, NULL);
-			  conf_atom_clear(&$2); conf_pelem_free($3);
+		| LIMIT limargs
+			{ $$ = conf_pst_limit(st, LOC(@1), $2);
+			  conf_pval_free($2);
 			  if (!$$) YYNOMEM; }
-		| LIMIT WORD elem WORD NUM
-			{ $$ = conf_pst_limit(st, LOC(@1), &$2, $3, &$4, &$5);
-			  conf_atom_clear(&$2); conf_pelem_free($3);
-			  conf_atom_clear(&$4); conf_atom_clear(&$5);
-			  if (!$$) YYNOMEM; }
+		;
+
+/* "limit rate [over] N/UNIT [burst M [packets]]": words, numbers and
+ * N/UNIT up to the next keyword; conf_pst_limit() reads them. */
+limargs		: limarg		{ $$ = conf_pval_new($1, LOC(@1));
+					  if (!$$) YYNOMEM; }
+		| limargs limarg	{ $$ = $1;
+					  if (conf_pval_add($$, $2)) {
+						  conf_pval_free($$);
+						  YYNOMEM;
+					  } }
+		;
+
+limarg		: WORD			{ $$ = conf_pelem_new(PE_ONE, &$1,
+							      NULL);
+					  if (!$$) YYNOMEM; }
+		| NUM			{ $$ = conf_pelem_new(PE_ONE, &$1,
+							      NULL);
+					  if (!$$) YYNOMEM; }
+		| NUM '/' WORD		{ $$ = conf_pelem_new(PE_SLASH, &$1,
+							      &$3);
+					  if (!$$) YYNOMEM; }
 		;
 
 /* "meta mark": the field word may be a keyword elsewhere. */

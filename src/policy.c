@@ -216,25 +216,18 @@ static bool set_type_ok(const struct field_info *fi, enum set_type t)
 	return t == SET_INET_SERVICE || t == SET_MARK;
 }
 
-static void compile_limit(struct policy *p, struct cmatch *m,
-			  const struct conf_match *cm)
+/* nft's packet limit (limiter.h); the parser refused what it cannot be. */
+static void compile_limit(struct policy *p, const struct conf *c,
+			  struct cmatch *m, const struct conf_match *cm,
+			  struct diags *d)
 {
-	struct limiter *l = &p->lims[p->n_lims++];
-	uint64_t period = (uint64_t)(cm->per_seconds ? cm->per_seconds : 1) *
-			  1000000000ull;
-	uint64_t cap;
+	struct limiter *l = &p->lims[p->n_lims++].b;
 
-	/* As nft's kernel side: rate + burst tokens when the bucket is full. */
-	l->interval = cm->rate ? period / cm->rate : UINT64_MAX;
-	cap = (uint64_t)cm->rate + cm->burst;
-	if (!cm->rate)
-		l->tolerance = 0;
-	else if (l->interval && cap - 1 > UINT64_MAX / 2 / l->interval)
-		l->tolerance = UINT64_MAX / 2;
-	else
-		l->tolerance = (cap - 1) * l->interval;
-	atomic_init(&l->tat, 0);
 	m->lim = l;
+	if (limiter_init(l, cm->rate, cm->per_seconds, cm->burst))
+		err_at(d, c, &cm->loc, "limit rate %u per %u s, burst %u: "
+		       "not a bucket nft can hold", cm->rate, cm->per_seconds,
+		       cm->burst);
 }
 
 static int note_span(void *arg, const void *lo, const void *hi)
@@ -272,7 +265,7 @@ static int compile_match(struct policy *p, const struct conf *c,
 	m->mask = cm->field == MATCH_META_MARK ? cm->mask : 0;
 	m->flags = cm->flags;
 	if (cm->field == MATCH_LIMIT) {
-		compile_limit(p, m, cm);
+		compile_limit(p, c, m, cm, d);
 		return 0;
 	}
 	if (!fi.values)
@@ -363,6 +356,23 @@ static int note_kernel_flags(struct policy *p, const struct conf *c,
 	return 0;
 }
 
+/*
+ * FAM_* of the packets rule CR can match, from its matches before the
+ * first limit only: as in nft's inet table, matches are evaluated left to
+ * right, so a packet of the other family still reaches the limit and
+ * takes a token ("limit rate 1/minute ip saddr 10.0.0.1": IPv6 packets
+ * take the tokens too, then fail "ip saddr").
+ */
+static unsigned rule_fams(const struct conf_rule *cr)
+{
+	unsigned fams = FAM_V4 | FAM_V6;
+
+	for (unsigned i = 0; i < cr->n_matches &&
+	     cr->matches[i].field != MATCH_LIMIT; i++)
+		fams &= field_info(cr->matches[i].field).fams;
+	return fams;
+}
+
 static int compile_rule(struct policy *p, const struct conf *c,
 			const struct conf_rule *cr, struct crule *r,
 			struct diags *d)
@@ -379,14 +389,13 @@ static int compile_rule(struct policy *p, const struct conf *c,
 		return -ENOMEM;
 	}
 	r->n_m = cr->n_matches;
-	r->fams = FAM_V4 | FAM_V6;
+	r->fams = rule_fams(cr);
 	for (unsigned i = 0; i < cr->n_matches; i++) {
 		err = compile_match(p, c, &cr->matches[i], &r->m[i], d);
 		if (!err)
 			err = note_kernel_flags(p, c, &cr->matches[i], r);
 		if (err)
 			return err;
-		r->fams &= field_info(cr->matches[i].field).fams;
 	}
 	if (cr->bypass && cr->verdict != VERDICT_ACCEPT)
 		err_at(d, c, &cr->loc, "bypass is only allowed before accept");

@@ -12,17 +12,16 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "limiter.h"
 #include "policy.h"
 #include "set.h"
 
 #define CACHELINE	64
 #define LOG_LINES_PER_SEC	10	/* per rule; the rest are counted */
 
-/* A shared token bucket as GCRA: one atomic "theoretical arrival time". */
-struct limiter {
-	_Atomic uint64_t tat;		/* ns, CLOCK_MONOTONIC */
-	uint64_t interval;		/* ns per token */
-	uint64_t tolerance;		/* ns: (capacity - 1) * interval */
+/* A rule's limit: its bucket alone on a cache line (workers share it). */
+struct rule_limit {
+	struct limiter b;
 } __attribute__((aligned(CACHELINE)));
 
 /* Per-rule log rate limit: "second << 16 | lines", and what was dropped. */
@@ -46,7 +45,7 @@ struct cmatch {
 	struct { uint32_t lo, hi; } span[CMATCH_SPANS];
 	uint32_t mask;			/* meta mark */
 	uint32_t flags;			/* tcp flags, ct state */
-	struct limiter *lim;		/* limit */
+	struct limiter *lim;		/* limit: in policy->lims */
 };
 
 #define FAM_V4	0x1
@@ -87,7 +86,7 @@ struct policy {
 	struct chook hooks[HOOK_MAX];
 	struct set **sets;		/* named and inline; all owned */
 	unsigned n_sets;
-	struct limiter *lims;
+	struct rule_limit *lims;
 	unsigned n_lims;
 	struct log_limit *lls;
 	const struct ifcache *ifc;	/* interface names; NULL: none known */

@@ -25,26 +25,6 @@ static uint64_t now_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Take one token if there is one (GCRA; one CAS, no lock). */
-static bool limiter_take(struct limiter *l)
-{
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
-	uint64_t tat = atomic_load_explicit(&l->tat, memory_order_relaxed);
-
-	if (l->interval == UINT64_MAX)
-		return false;
-	for (;;) {
-		uint64_t start = tat > now ? tat : now;
-
-		if (start - now > l->tolerance)
-			return false;
-		if (atomic_compare_exchange_weak_explicit(&l->tat, &tat,
-				start + l->interval, memory_order_relaxed,
-				memory_order_relaxed))
-			return true;
-	}
-}
-
 /* V in one of M's ranges; no branch per range. */
 static bool in_spans(const struct cmatch *m, uint32_t v)
 {
@@ -85,7 +65,7 @@ static bool match_value(const struct policy *p, const struct cmatch *m,
 		return pkt->ct_state & m->flags;
 	case MATCH_LIMIT:
 		*st = PKT_PRESENT;
-		return limiter_take(m->lim);
+		return limiter_take(m->lim, now_ns(CLOCK_MONOTONIC));
 	default:
 		*st = field_u32(pkt, m->field, m->mask, &v);
 		return m->n_span ? in_spans(m, v) : set_has_u32(m->set, v);

@@ -191,7 +191,7 @@ static void test_all_file(void **state)
 	if (load_file(CONF_TEST_DIR "/all.conf", &c, &err))
 		fail_msg("%s", err);
 	assert_int_equal(c->n_sets, 5);
-	assert_int_equal(c->hooks[HOOK_OUTPUT].n_rules, 11);
+	assert_int_equal(c->hooks[HOOK_OUTPUT].n_rules, 14);
 	assert_int_equal(c->hooks[HOOK_OUTPUT].policy, VERDICT_DROP);
 	assert_true(c->hooks[HOOK_PREROUTING].present);
 	assert_int_equal(c->hooks[HOOK_PREROUTING].n_rules, 0);
@@ -450,6 +450,38 @@ static void test_match_meta(void **state)
 	assert_int_equal(m[2].flags, CT_STATE_INVALID);
 	assert_int_equal(m[3].per_seconds, 1);
 	assert_int_equal(m[3].burst, 0);
+	conf_free(c);
+}
+
+/* Every rate unit and form nft accepts in packet mode. */
+static void test_match_limit(void **state)
+{
+	struct conf *c = one_rule("limit rate over 3/hour burst 2 packets "
+				  "accept;\n"
+				  "limit rate 1/day drop;\n"
+				  "limit rate 7/week burst 9 drop;\n"
+				  "limit rate 1/second ip saddr 10.0.0.1 drop;");
+	const struct conf_rule *r = rule(c, HOOK_INPUT, 0);
+	const struct conf_match *m = r->matches;
+
+	assert_int_equal(m[0].field, MATCH_LIMIT);
+	assert_true(m[0].negate);
+	assert_int_equal(m[0].rate, 3);
+	assert_int_equal(m[0].per_seconds, 3600);
+	assert_int_equal(m[0].burst, 2);
+	assert_string_equal(r->text, "limit rate over 3/hour burst 2 packets "
+			    "accept");
+	m = rule(c, HOOK_INPUT, 1)->matches;
+	assert_false(m[0].negate);
+	assert_int_equal(m[0].per_seconds, 86400);
+	assert_int_equal(m[0].burst, 0);
+	m = rule(c, HOOK_INPUT, 2)->matches;
+	assert_int_equal(m[0].rate, 7);
+	assert_int_equal(m[0].per_seconds, 604800);
+	assert_int_equal(m[0].burst, 9);
+	r = rule(c, HOOK_INPUT, 3);
+	assert_int_equal(r->n_matches, 2);
+	assert_int_equal(r->matches[1].field, MATCH_IP_SADDR);
 	conf_free(c);
 }
 
@@ -775,10 +807,27 @@ static const struct err_case err_cases[] = {
 	{ "hook input { limit rate 0/second accept; }",
 	  "t.conf:1:25: limit rate 0 out of range; expected "
 	  "1..4294967295\n" },
-	{ "hook input { limit rate 5/hour accept; }",
-	  "t.conf:1:25: expected a rate N/second or N/minute\n" },
+	{ "hook input { limit rate 5/fortnight accept; }",
+	  "t.conf:1:25: expected a rate N/second, N/minute, N/hour, N/day or "
+	  "N/week\n" },
 	{ "hook input { limit rate 5/second bust 3 accept; }",
 	  "t.conf:1:34: unexpected \"bust\"; expected burst\n" },
+	{ "hook input { limit rate 5/second burst 0 accept; }",
+	  "t.conf:1:40: burst 0 out of range; expected 1..4294967295 (nft "
+	  "refuses a bucket of 0 packets)\n" },
+	{ "hook input { limit rate 5/second burst accept; }",
+	  "t.conf:1:34: expected a number of packets after burst\n" },
+	{ "hook input { limit rate 5/second burst 2 packets 3 accept; }",
+	  "t.conf:1:50: unexpected \"3\" after the limit\n" },
+	{ "hook input { limit 5/second accept; }",
+	  "t.conf:1:20: unexpected \"5/second\"; expected rate\n" },
+	{ "hook input { limit rate over accept; }",
+	  "t.conf:1:25: expected a rate N/second, N/minute, N/hour, N/day or "
+	  "N/week after \"over\"\n" },
+	{ "hook input { limit rate 1/week burst 20000 accept; }",
+	  "t.conf:1:25: limit rate 1/week burst 20000: a bucket of 20000 "
+	  "packets at 1 a week is more than nft can hold (292 years); "
+	  "use a smaller burst or a faster rate\n" },
 	{ "hook input { tcp flags syn,foo accept; }",
 	  "t.conf:1:28: unknown tcp flag \"foo\"; expected one of: syn, ack, "
 	  "fin, rst, psh, urg\n" },
@@ -973,6 +1022,7 @@ int main(void)
 		cmocka_unit_test(test_match_addr),
 		cmocka_unit_test(test_match_l4),
 		cmocka_unit_test(test_match_meta),
+		cmocka_unit_test(test_match_limit),
 		cmocka_unit_test(test_statements),
 		cmocka_unit_test(test_syntax_bits),
 		cmocka_unit_test(test_missing_file),

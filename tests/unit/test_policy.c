@@ -633,10 +633,155 @@ static void test_limit(void **state)
 	assert_int_equal(hits, 5);
 	hits = 0;
 	k = mkpkt(HOOK_OUTPUT, TCP4("1.1.1.1", "2.2.2.2", 1, 2));
+	/* "over": false while the bucket (2 packets) has tokens. */
 	for (int i = 0; i < 20; i++)
 		hits += judge(p, &k) == NF_DROP;
-	assert_int_equal(hits, 15);
+	assert_int_equal(hits, 18);
 	policy_free(p);
+	free_conf(c);
+}
+
+/* One rule "limit ... accept", policy drop, in the input hook. */
+static struct policy *limit_policy(struct conf *c, uint32_t rate,
+				   uint32_t per_seconds, uint32_t burst)
+{
+	struct conf_match *m;
+
+	c->hooks[HOOK_INPUT].policy = VERDICT_DROP;
+	m = match(rule(c, HOOK_INPUT, VERDICT_ACCEPT, "limit accept"),
+		  MATCH_LIMIT, false);
+	m->rate = rate;
+	m->per_seconds = per_seconds;
+	m->burst = burst;
+	return build(c, 1);
+}
+
+static unsigned accepted_of(struct policy *p, unsigned n)
+{
+	struct pkt k = mkpkt(HOOK_INPUT, UDP4("1.1.1.1", "2.2.2.2", 1, 9));
+	unsigned acc = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		acc += judge(p, &k) == NF_ACCEPT;
+	return acc;
+}
+
+/*
+ * nft's packet limit (net/netfilter/nft_limit.c): a token costs
+ * period / rate, the bucket holds burst tokens (5 when none is given, as
+ * burst 0 in the kernel) and starts full, whatever the rate. So a
+ * back-to-back burst gets exactly "burst" packets through, plus what the
+ * rate refills meanwhile (nothing, at these rates, while a test runs).
+ */
+static void test_limit_bucket_as_nft(void **state)
+{
+	static const struct {
+		uint32_t rate, per, burst;
+		unsigned want;
+	} cases[] = {
+		{ 1, 60, 0, 5 },		/* 1/minute: 5, not 1 */
+		{ 1, 60, 20, 20 },
+		{ 100, 3600, 0, 5 },		/* 100/hour: 5, not 100 */
+		{ 3, 3600, 2, 2 },
+		{ 1, 86400, 1, 1 },
+		{ 1000, 604800, 0, 5 },
+		{ 60480, 604800, 1000, 1000 },	/* 10 s a token */
+	};
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct conf *c = conf_new();
+		struct policy *p = limit_policy(c, cases[i].rate,
+						cases[i].per, cases[i].burst);
+		unsigned acc = accepted_of(p, 2000);
+
+		if (acc != cases[i].want)
+			fail_msg("limit rate %u per %u s burst %u: %u accepted,"
+				 " nft: %u", cases[i].rate, cases[i].per,
+				 cases[i].burst, acc, cases[i].want);
+		policy_free(p);
+		free_conf(c);
+	}
+}
+
+/* 100/second: 5 at once (not 100), then one per 10 ms. */
+static void test_limit_fast_rate(void **state)
+{
+	struct conf *c = conf_new();
+	struct policy *p = limit_policy(c, 100, 1, 0);
+	struct timespec t0, t1;
+	unsigned acc;
+	double secs;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	acc = accepted_of(p, 100);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) +
+	       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (acc < 5 || acc > 5 + (unsigned)(secs * 100) + 1)
+		fail_msg("100/second: %u of 100 accepted in %.3f s", acc, secs);
+	policy_free(p);
+	free_conf(c);
+}
+
+/* A rate above one packet per nanosecond costs nothing: nft's token
+ * costs period / rate = 0 ns, and every packet passes. */
+static void test_limit_free_rate(void **state)
+{
+	struct conf *c = conf_new();
+	struct policy *p = limit_policy(c, 2000000000u, 1, 3);
+
+	assert_int_equal(accepted_of(p, 1000), 1000);
+	policy_free(p);
+	free_conf(c);
+}
+
+/*
+ * nft evaluates a rule's matches left to right, in an inet table for
+ * both families: a limit before "ip saddr" takes a token for an IPv6
+ * packet too (which then fails "ip saddr"); one after it does not.
+ */
+static void test_limit_before_family(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_rule *r;
+	struct conf_match *m;
+	struct policy *p;
+	struct pkt k;
+
+	c->hooks[HOOK_INPUT].policy = VERDICT_DROP;
+	r = rule(c, HOOK_INPUT, VERDICT_ACCEPT, "limit rate 1/hour burst 2 "
+		 "ip saddr 10.0.0.1 accept");
+	m = match(r, MATCH_LIMIT, false);
+	m->rate = 1;
+	m->per_seconds = 3600;
+	m->burst = 2;
+	addr(match(r, MATCH_IP_SADDR, false), "10.0.0.1");
+	r = rule(c, HOOK_INPUT, VERDICT_ACCEPT, "ip6 saddr 2001:db8::1 "
+		 "limit rate 1/hour burst 2 accept");
+	addr(match(r, MATCH_IP6_SADDR, false), "2001:db8::1");
+	m = match(r, MATCH_LIMIT, false);
+	m->rate = 1;
+	m->per_seconds = 3600;
+	m->burst = 2;
+	for (int e = 0; e < 2; e++) {
+		p = build(c, 1);
+		policy_set_eval(p, e ? POLICY_EVAL_INDEX : POLICY_EVAL_LINEAR);
+		/* Two IPv6 packets from elsewhere: both tokens of rule 1. */
+		k = mkpkt(HOOK_INPUT, UDP4("2001:db8::9", "2001:db8::2", 1, 9));
+		assert_int_equal(judge(p, &k), NF_DROP);
+		assert_int_equal(judge(p, &k), NF_DROP);
+		k = mkpkt(HOOK_INPUT, UDP4("10.0.0.1", "10.0.0.2", 1, 9));
+		assert_int_equal(judge(p, &k), NF_DROP);
+		/* IPv4 packets never reach rule 2's limit. */
+		k = mkpkt(HOOK_INPUT, UDP4("10.0.0.9", "10.0.0.2", 1, 9));
+		assert_int_equal(judge(p, &k), NF_DROP);
+		k = mkpkt(HOOK_INPUT, UDP4("2001:db8::1", "2001:db8::2", 1,
+					   9));
+		assert_int_equal(judge(p, &k), NF_ACCEPT);
+		assert_int_equal(judge(p, &k), NF_ACCEPT);
+		assert_int_equal(judge(p, &k), NF_DROP);
+		policy_free(p);
+	}
 	free_conf(c);
 }
 
@@ -689,12 +834,13 @@ static void test_threads(void **state)
 		total += (uint64_t)t[i].drops;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	/* The bucket is shared: 1010 at once, and 1000 a minute more for
-	 * as long as the threads ran (valgrind makes that many seconds). */
+	/* The bucket is shared: 10 (the burst) at once, and 1000 a minute
+	 * more for as long as the threads ran (valgrind makes that many
+	 * seconds). */
 	secs = (double)(t1.tv_sec - t0.tv_sec) +
 	       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	assert_true(total >= 1010 &&
-		    total <= 1010 + (uint64_t)(secs * 1000 / 60) + 10);
+	assert_true(total >= 10 &&
+		    total <= 10 + (uint64_t)(secs * 1000 / 60) + 1);
 	policy_rule_counters(p, HOOK_INPUT, 0, &pk, &by);
 	assert_int_equal(pk, total);
 	assert_int_equal(policy_policy_packets(p, HOOK_INPUT) + total,
@@ -1126,11 +1272,12 @@ static void test_unknown_rule_logic(void **state)
 	addr(match(r, MATCH_IP_SADDR, false), "192.0.2.0/24");
 	/* After an unknown match, a limit takes no token. */
 	r = rule(c, HOOK_INPUT, VERDICT_DROP, "udp dport 7 limit rate "
-		 "1/minute drop");
+		 "1/minute burst 1 drop");
 	num(match(r, MATCH_UDP_DPORT, false), 7, 7);
 	m = match(r, MATCH_LIMIT, false);
 	m->rate = 1;
 	m->per_seconds = 60;
+	m->burst = 1;
 	/* Negated, on a field the packet lacks: false (nft). */
 	r = rule(c, HOOK_INPUT, VERDICT_REPEAT, "tcp dport != 22 repeat");
 	num(match(r, MATCH_TCP_DPORT, true), 22, 22);
@@ -1404,6 +1551,10 @@ int main(void)
 		cmocka_unit_test(test_interfaces),
 		cmocka_unit_test(test_meta_and_statements),
 		cmocka_unit_test(test_limit),
+		cmocka_unit_test(test_limit_bucket_as_nft),
+		cmocka_unit_test(test_limit_fast_rate),
+		cmocka_unit_test(test_limit_free_rate),
+		cmocka_unit_test(test_limit_before_family),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_sets_and_files),
 		cmocka_unit_test(test_errors),

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test_policy_index.c - the classifier against rule-by-rule evaluation:
- * random policies and random packets (cut copies, fragments, unknown
- * interfaces, missing marks and ids, limits, negations, sets) must get the
- * same decisions and counters both ways; and large policies stay cheap.
+ * test_policy_index.c - the classifier against rule-by-rule evaluation,
+ * and both against a reference that evaluates the parsed rules left to
+ * right as nft does, written apart from the rule compiler (no per-family
+ * rule lists, no compiled sets, buckets of its own): random policies and
+ * random packets (cut copies, fragments, unknown interfaces, missing marks
+ * and ids, limits, negations, sets) must get the same decisions and
+ * counters all three ways; and large policies stay cheap.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,11 +26,15 @@
 #include "ifcache.h"
 #include "pkt.h"
 #include "policy.h"
+#include "policy_field.h"
 #include "policy_index.h"
 #include "policy_int.h"
 #include "verdict.h"
 
 static uint64_t rng_state;
+
+/* The interface names both policies and the reference read. */
+static struct ifcache *ifnames;
 
 static uint32_t rnd(uint32_t n)
 {
@@ -224,10 +231,10 @@ static void rand_match(struct conf_match *m)
 		m->flags = 1u << rnd(4);
 		return;
 	case MATCH_LIMIT:
-		/* One token a minute: no refill while the test runs. */
-		m->negate = false;
-		m->rate = rnd(2);
-		m->per_seconds = 60;
+		/* A bucket of 1, 2 or 5 packets and no refill while the
+		 * test runs (1 or 2 an hour); negated: "over". */
+		m->rate = 1 + rnd(2);
+		m->per_seconds = 3600;
 		m->burst = rnd(3);
 		return;
 	case MATCH_META_MARK:
@@ -393,6 +400,238 @@ static struct pkt rand_pkt(void)
 	return p;
 }
 
+/*
+ * ---- the reference: the parsed rules (struct conf) evaluated left to
+ * right, as nft evaluates a rule in an inet table. Written apart from the
+ * rule compiler: no per-family rule lists, no compiled sets, its own
+ * buckets; only the packet's fields are read through policy_field.h (the
+ * parser's reading of a packet is tested elsewhere). A match the packet
+ * lacks (ABSENT) ends the rule false, one nfqd cannot see (INCOMPLETE)
+ * makes it unknown unless a later match is false, and a limit takes its
+ * token when it is reached with the rule still known.
+ */
+
+#define REF_MAXM	8		/* matches per rule, at most */
+
+struct ref {
+	const struct conf *c;
+	unsigned *tokens[HOOK_MAX];	/* rule i, match j: [i * REF_MAXM + j] */
+	uint64_t *pk[HOOK_MAX], *by[HOOK_MAX];
+	uint64_t policy_pk[HOOK_MAX];
+};
+
+static void ref_init(struct ref *r, const struct conf *c)
+{
+	memset(r, 0, sizeof(*r));
+	r->c = c;
+	for (int h = 0; h < HOOK_MAX; h++) {
+		const struct conf_hook *hk = &c->hooks[h];
+		size_t n = hk->n_rules + 1;
+
+		r->tokens[h] = calloc(n * REF_MAXM, sizeof(unsigned));
+		r->pk[h] = calloc(n, sizeof(uint64_t));
+		r->by[h] = calloc(n, sizeof(uint64_t));
+		assert_non_null(r->tokens[h]);
+		for (unsigned i = 0; i < hk->n_rules; i++) {
+			assert_true(hk->rules[i].n_matches <= REF_MAXM);
+			for (unsigned j = 0; j < hk->rules[i].n_matches; j++) {
+				const struct conf_match *m =
+					&hk->rules[i].matches[j];
+
+				/* No refill: one or two tokens an hour. */
+				assert_true(m->field != MATCH_LIMIT ||
+					    m->rate * 3600 / m->per_seconds
+					    <= 2);
+				r->tokens[h][i * REF_MAXM + j] =
+					m->burst ? m->burst : 5;
+			}
+		}
+	}
+}
+
+static void ref_free(struct ref *r)
+{
+	for (int h = 0; h < HOOK_MAX; h++) {
+		free(r->tokens[h]);
+		free(r->pk[h]);
+		free(r->by[h]);
+	}
+}
+
+static bool ref_in32(const struct conf_elem *e, unsigned n, uint32_t v)
+{
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t lo = e[i].lo, hi = e[i].hi;
+
+		if (e[i].kind == ELEM_ADDR) {
+			if (e[i].family != AF_INET)
+				continue;
+			lo = field_get32(e[i].alo);
+			hi = field_get32(e[i].ahi);
+		} else if (e[i].kind != ELEM_NUM) {
+			continue;
+		}
+		if (v >= lo && v <= hi)
+			return true;
+	}
+	return false;
+}
+
+static bool ref_in128(const struct conf_elem *e, unsigned n,
+		      const uint8_t *a)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (e[i].kind == ELEM_ADDR && e[i].family == AF_INET6 &&
+		    memcmp(e[i].alo, a, 16) <= 0 && memcmp(a, e[i].ahi, 16) <= 0)
+			return true;
+	return false;
+}
+
+static bool ref_in_name(const struct conf_elem *e, unsigned n,
+			const char *name)
+{
+	for (unsigned i = 0; i < n; i++) {
+		size_t len = e[i].kind == ELEM_STR ? strlen(e[i].str) : 0;
+
+		if (e[i].kind != ELEM_STR)
+			continue;
+		if (len && e[i].str[len - 1] == '*' ?
+		    !strncmp(name, e[i].str, len - 1) : !strcmp(name, e[i].str))
+			return true;
+	}
+	return false;
+}
+
+/* M's values: inline, or its named set's. */
+static void ref_values(const struct conf *c, const struct conf_match *m,
+		       const struct conf_elem **e, unsigned *n)
+{
+	*e = m->elems;
+	*n = m->n_elems;
+	for (unsigned i = 0; m->set_name && i < c->n_sets; i++)
+		if (!strcmp(c->sets[i].name, m->set_name)) {
+			*e = c->sets[i].elems;
+			*n = c->sets[i].n_elems;
+		}
+}
+
+/* Match M (rule I, match J of hook H) on PKT: its state, and whether it
+ * holds before negation. A limit takes a token here. */
+static bool ref_match(struct ref *r, int h, unsigned i, unsigned j,
+		      const struct pkt *pkt, enum pkt_state *st)
+{
+	const struct conf_match *m = &r->c->hooks[h].rules[i].matches[j];
+	const struct conf_elem *e;
+	char name[IF_NAMESIZE];
+	const uint8_t *a;
+	unsigned n, *tok;
+	uint32_t v;
+
+	ref_values(r->c, m, &e, &n);
+	switch (m->field) {
+	case MATCH_LIMIT:
+		tok = &r->tokens[h][i * REF_MAXM + j];
+		*st = PKT_PRESENT;
+		if (!*tok)
+			return false;
+		(*tok)--;
+		return true;
+	case MATCH_TCP_FLAGS:
+		*st = field_th_state(pkt, 0, IPPROTO_TCP, PKT_TH_FLAGS_END);
+		return (pkt->tcp_flags & m->flags) == m->flags;
+	case MATCH_CT_STATE:
+		*st = pkt->flags & PKT_HAS_CT ? PKT_PRESENT : PKT_INCOMPLETE;
+		return pkt->ct_state & m->flags;
+	case MATCH_IP6_SADDR:
+	case MATCH_IP6_DADDR:
+		*st = field_u128(pkt, m->field, &a);
+		return ref_in128(e, n, a);
+	case MATCH_IIFNAME:
+	case MATCH_OIFNAME:
+		*st = field_name(ifnames, pkt, m->field, name);
+		return ref_in_name(e, n, name);
+	default:
+		*st = field_u32(pkt, m->field, m->field == MATCH_META_MARK ?
+				m->mask : 0xffffffff, &v);
+		return ref_in32(e, n, v);
+	}
+}
+
+static uint32_t ref_verdict(enum verdict_kind v, uint16_t q)
+{
+	return v == VERDICT_DROP ? NF_DROP : v == VERDICT_REPEAT ? NF_REPEAT :
+	       v == VERDICT_QUEUE ? NF_QUEUE_NR((uint32_t)q) : NF_ACCEPT;
+}
+
+/* PKT through hook PKT->hook's rules, in order, every rule: *D. */
+static void ref_judge(struct ref *r, const struct pkt *pkt,
+		      struct decision *d)
+{
+	int h = pkt->hook;
+	const struct conf_hook *hk = &r->c->hooks[h];
+	bool fam = pkt->family == NFPROTO_IPV4 ||
+		   pkt->family == NFPROTO_IPV6 || pkt->l3_family;
+
+	memset(d, 0, sizeof(*d));
+	/* A packet of no known family meets no rule (as policy_judge()). */
+	for (unsigned i = 0; fam && i < hk->n_rules; i++) {
+		const struct conf_rule *cr = &hk->rules[i];
+		bool unknown = false, no = false;
+
+		for (unsigned j = 0; j < cr->n_matches && !no; j++) {
+			enum pkt_state st;
+			bool hit;
+
+			if (unknown && cr->matches[j].field == MATCH_LIMIT)
+				continue;
+			hit = ref_match(r, h, i, j, pkt, &st);
+			if (st == PKT_ABSENT)
+				no = true;
+			else if (st == PKT_INCOMPLETE)
+				unknown = true;
+			else if (hit == cr->matches[j].negate)
+				no = true;
+		}
+		if (no)
+			continue;
+		if (unknown) {
+			d->verdict = r->c->opts.incomplete_verdict ==
+				     VERDICT_DROP ? NF_DROP : NF_ACCEPT;
+			d->incomplete = true;
+			return;
+		}
+		d->verdict = ref_verdict(cr->verdict, cr->queue_num);
+		d->set_mark = cr->mark_set || cr->bypass;
+		d->mark = cr->mark_set ? cr->mark : pkt->flags & PKT_HAS_MARK ?
+			  pkt->mark : 0;
+		if (!cr->mark_set && !cr->bypass)
+			d->mark = 0;
+		if (cr->bypass)
+			d->mark |= r->c->opts.bypass_mark;
+		r->pk[h][i]++;
+		r->by[h][i] += pkt->orig_len ? pkt->orig_len :
+					       pkt->payload_len;
+		return;
+	}
+	d->verdict = hk->present ? ref_verdict(hk->policy, 0) : NF_ACCEPT;
+	r->policy_pk[h]++;
+}
+
+static void same_as_ref(struct policy *p, const struct ref *r)
+{
+	for (int h = 0; h < HOOK_MAX; h++) {
+		for (unsigned i = 0; i < policy_rule_count(p, h); i++) {
+			uint64_t pk, by;
+
+			policy_rule_counters(p, h, i, &pk, &by);
+			assert_int_equal(pk, r->pk[h][i]);
+			assert_int_equal(by, r->by[h][i]);
+		}
+		assert_int_equal(policy_policy_packets(p, h),
+				 r->policy_pk[h]);
+	}
+}
+
 /* ---- comparing */
 
 static void same_counters(struct policy *a, struct policy *b)
@@ -413,8 +652,12 @@ static void same_counters(struct policy *a, struct policy *b)
 	}
 }
 
-/* The interface names both policies read. */
-static struct ifcache *ifnames;
+static bool same_decision(const struct decision *a,
+			  const struct decision *b)
+{
+	return a->verdict == b->verdict && a->set_mark == b->set_mark &&
+	       a->mark == b->mark && a->incomplete == b->incomplete;
+}
 
 static void compare_once(unsigned max_rules, unsigned n_pkts)
 {
@@ -422,6 +665,7 @@ static void compare_once(unsigned max_rules, unsigned n_pkts)
 	struct diags dg = { 0 };
 	struct policy *lin = policy_build(c, 1, &dg);
 	struct policy *idx;
+	struct ref ref;
 
 	if (!lin)
 		fail_msg("policy_build: %s", diag_join(&dg, DIAG_ERROR));
@@ -432,22 +676,27 @@ static void compare_once(unsigned max_rules, unsigned n_pkts)
 	policy_use_ifcache(idx, ifnames);
 	policy_set_eval(lin, POLICY_EVAL_LINEAR);
 	policy_set_eval(idx, POLICY_EVAL_INDEX);
+	ref_init(&ref, c);
 	for (unsigned i = 0; i < n_pkts; i++) {
 		struct pkt p = rand_pkt();
-		struct decision dl, di;
+		struct decision dl, di, dr;
 
 		policy_judge(lin, &p, 0, &dl);
 		policy_judge(idx, &p, 0, &di);
-		if (dl.verdict != di.verdict || dl.set_mark != di.set_mark ||
-		    dl.mark != di.mark || dl.incomplete != di.incomplete)
-			fail_msg("seed state %llu packet %u: linear %u/%d/%u/%d"
-				 " index %u/%d/%u/%d",
-				 (unsigned long long)rng_state, i, dl.verdict,
-				 dl.set_mark, dl.mark, dl.incomplete,
-				 di.verdict, di.set_mark, di.mark,
-				 di.incomplete);
+		ref_judge(&ref, &p, &dr);
+		if (!same_decision(&dl, &di) || !same_decision(&dl, &dr))
+			fail_msg("seed state %llu packet %u (hook %u family %u):"
+				 " linear %u/%d/%u/%d index %u/%d/%u/%d "
+				 "reference %u/%d/%u/%d",
+				 (unsigned long long)rng_state, i, p.hook,
+				 p.family, dl.verdict, dl.set_mark, dl.mark,
+				 dl.incomplete, di.verdict, di.set_mark,
+				 di.mark, di.incomplete, dr.verdict,
+				 dr.set_mark, dr.mark, dr.incomplete);
 	}
 	same_counters(lin, idx);
+	same_as_ref(lin, &ref);
+	ref_free(&ref);
 	policy_free(lin);
 	policy_free(idx);
 	free_conf(c);
