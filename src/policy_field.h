@@ -113,8 +113,9 @@ field_u32(const struct pkt *pkt, enum match_field f, uint32_t mask,
 		*v = (pkt->flags & PKT_HAS_MARK ? pkt->mark : 0) & mask;
 		return PKT_PRESENT;
 	case MATCH_META_LENGTH:
-		*v = pkt->orig_len ? pkt->orig_len : pkt->payload_len;
-		return PKT_PRESENT;
+		/* 0: copy-range 0, the kernel sent no length at all. */
+		*v = pkt_length(pkt);
+		return *v ? PKT_PRESENT : PKT_INCOMPLETE;
 	case MATCH_META_SKUID:
 		*v = pkt->uid;
 		return pkt->flags & PKT_HAS_UID ? PKT_PRESENT : PKT_ABSENT;

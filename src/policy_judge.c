@@ -264,8 +264,7 @@ static bool decide(struct policy *p, const struct crule *r,
 	apply_rule(p, r, pkt, d);
 	if (c) {
 		ctr_add(&c[2 * r->idx], 1);
-		ctr_add(&c[2 * r->idx + 1], pkt->orig_len ? pkt->orig_len :
-							    pkt->payload_len);
+		ctr_add(&c[2 * r->idx + 1], pkt_length(pkt));
 	}
 	return true;
 }

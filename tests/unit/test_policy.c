@@ -1233,6 +1233,8 @@ static void test_copy_warnings(void **state)
 	num(match(r, MATCH_TCP_DPORT, false), 23, 23);
 	r = rule(c, HOOK_OUTPUT, VERDICT_DROP, "meta mark 1 drop");
 	num(match(r, MATCH_META_MARK, false), 1, 1);
+	r = rule(c, HOOK_OUTPUT, VERDICT_DROP, "meta length 1000-65535 drop");
+	num(match(r, MATCH_META_LENGTH, false), 1000, 65535);
 
 	c->opts.copy_range = 256;
 	assert_null(policy_warnings(c));
@@ -1252,7 +1254,52 @@ static void test_copy_warnings(void **state)
 	assert_non_null(strstr(w, "(IPv4 packets without options need 24 "
 			       "bytes)"));
 	assert_null(strstr(w, "meta mark"));
+	/* ... and no packet length (issue 17, item 3). */
+	assert_non_null(strstr(w, "test.conf:12:7: warning: copy-range 0 "
+			       "sends no packet length: \"meta length "
+			       "1000-65535 drop\" is always incomplete\n"));
 	free(w);
+	c->opts.copy_range = 1;
+	w = policy_warnings(c);
+	assert_null(strstr(w, "meta length"));
+	free(w);
+	free_conf(c);
+}
+
+/*
+ * meta length (issue 17, items 3 and 11): copy-range 0 sends no length,
+ * which is INCOMPLETE, not 0; a GSO or BIG TCP packet queued whole can be
+ * longer than 65535, and the match takes 32 bits as nft's does.
+ */
+static void test_meta_length(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_rule *r;
+	struct policy *p;
+	struct pkt k;
+
+	r = rule(c, HOOK_OUTPUT, VERDICT_DROP, "meta length 1000-65535 drop");
+	num(match(r, MATCH_META_LENGTH, false), 1000, 65535);
+	r = rule(c, HOOK_OUTPUT, VERDICT_REPEAT, "meta length "
+		 "65536-4294967295 repeat");
+	num(match(r, MATCH_META_LENGTH, false), 65536, 4294967295u);
+	p = build(c, 1);
+
+	k = mk4(HOOK_OUTPUT, "192.0.2.1", IPPROTO_UDP, 9, 5, 8, 0, 0);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	k.orig_len = 1200;
+	assert_decided(judged(p, &k), NF_DROP);
+	k.orig_len = 200000;
+	assert_decided(judged(p, &k), NF_REPEAT);
+	k.orig_len = 4294967295u;
+	assert_decided(judged(p, &k), NF_REPEAT);
+	/* copy-range 0: neither payload nor NFQA_CAP_LEN. */
+	k.payload = NULL;
+	k.payload_len = 0;
+	k.orig_len = 0;
+	pkt_parse_headers(&k);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	policy_free(p);
 	free_conf(c);
 }
 
@@ -1414,6 +1461,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_rule_logic),
 		cmocka_unit_test(test_unknown_meta),
 		cmocka_unit_test(test_copy_warnings),
+		cmocka_unit_test(test_meta_length),
 		cmocka_unit_test(test_hidden_warnings),
 		cmocka_unit_test(test_empty_set_file),
 		cmocka_unit_test(test_ifcache_netlink),
