@@ -1382,7 +1382,10 @@ static bool wait_name(struct ev_loop *loop, const struct ifcache *ifc,
 	char name[IF_NAMESIZE];
 
 	for (int i = 0; i < 200; i++) {
-		bool known = ifcache_name(ifc, ifindex, name);
+		bool known;
+
+		ifcache_batch_begin();
+		known = ifcache_name(ifc, ifindex, name);
 
 		if (want ? known && !strcmp(name, want) : !known)
 			return true;
@@ -1418,8 +1421,16 @@ static void test_ifcache_netlink(void **state)
 	idx = if_nametoindex("nfqdt0");
 	assert_true(idx > 0);
 	assert_true(wait_name(loop, ifc, idx, "nfqdt0"));
+	/* A rename the kernel acknowledged, its notification not yet read:
+	 * a batch received now must not use the old name (issue 17). */
 	assert_int_equal(system("ip link set nfqdt0 name nfqdrn"), 0);
+	ifcache_batch_begin();
+	assert_false(ifcache_name(ifc, idx, name));
+	assert_false(ifcache_name(ifc, 1, name));
 	assert_true(wait_name(loop, ifc, idx, "nfqdrn"));
+	ifcache_batch_begin();
+	assert_true(ifcache_name(ifc, idx, name));
+	assert_string_equal(name, "nfqdrn");
 	assert_int_equal(system("ip link del nfqdrn"), 0);
 	assert_true(wait_name(loop, ifc, idx, NULL));
 	ifcache_free(ifc);
