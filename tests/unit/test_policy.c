@@ -1215,6 +1215,82 @@ static void test_unknown_meta(void **state)
 	free_conf(c);
 }
 
+/*
+ * meta skuid / skgid without the attribute (issue 17, item 2): a SYN-ACK
+ * the host sends comes from a listener's request socket, whose owner nft
+ * sees and the kernel does not send: INCOMPLETE. A kernel RST, a
+ * forwarded SYN-ACK, an input packet have no owner for nft: ABSENT.
+ */
+static void test_owner_synack(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_rule *r;
+	struct policy *p;
+	struct pkt k;
+
+	r = rule(c, HOOK_OUTPUT, VERDICT_DROP, "meta skuid 4242 drop");
+	num(match(r, MATCH_META_SKUID, false), 4242, 4242);
+	r = rule(c, HOOK_POSTROUTING, VERDICT_DROP, "meta skgid != 5 drop");
+	num(match(r, MATCH_META_SKGID, true), 5, 5);
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "meta skuid 4242 drop");
+	num(match(r, MATCH_META_SKUID, false), 4242, 4242);
+	r = rule(c, HOOK_FORWARD, VERDICT_DROP, "meta skuid 4242 drop");
+	num(match(r, MATCH_META_SKUID, false), 4242, 4242);
+	p = build(c, 1);
+
+	k = mk4(HOOK_OUTPUT, "192.0.2.2", IPPROTO_TCP, 80, 5, 20, 0, 0);
+	raw[33] = TCPF_SYN | TCPF_ACK;
+	pkt_parse_headers(&k);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	/* With the owner: judged on it. */
+	k.flags |= PKT_HAS_UID;
+	k.uid = 4242;
+	assert_decided(judged(p, &k), NF_DROP);
+	k.uid = 1;
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	k.flags &= ~(uint32_t)PKT_HAS_UID;
+	/* The flags past the copy: maybe a SYN-ACK. */
+	k.payload_len = 30;
+	pkt_parse_headers(&k);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	k.payload_len = k.orig_len;
+	/* A kernel RST, a plain SYN, UDP: no owner for nft either. */
+	raw[33] = TCPF_RST | TCPF_ACK;
+	pkt_parse_headers(&k);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	raw[33] = TCPF_SYN;
+	pkt_parse_headers(&k);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	k = mk4(HOOK_OUTPUT, "192.0.2.2", IPPROTO_UDP, 80, 5, 8, 0, 0);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	/* Postrouting: sent here (no input device) or forwarded. */
+	k = mk4(HOOK_POSTROUTING, "192.0.2.2", IPPROTO_TCP, 80, 5, 20, 0, 0);
+	raw[33] = TCPF_SYN | TCPF_ACK;
+	pkt_parse_headers(&k);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	k.flags |= PKT_HAS_INDEV;
+	k.indev = 3;
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	/* Input: the handshake's ACK reaches the request socket, a first
+	 * SYN no socket; UDP without an owner has none. */
+	k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_TCP, 80, 5, 20, 0, 0);
+	raw[33] = TCPF_ACK;
+	pkt_parse_headers(&k);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	raw[33] = TCPF_SYN;
+	pkt_parse_headers(&k);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_UDP, 80, 5, 8, 0, 0);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	/* Forward: no socket. */
+	k = mk4(HOOK_FORWARD, "192.0.2.1", IPPROTO_TCP, 80, 5, 20, 0, 0);
+	raw[33] = TCPF_SYN | TCPF_ACK;
+	pkt_parse_headers(&k);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	policy_free(p);
+	free_conf(c);
+}
+
 /* nfqd -t: a copy-range that cuts a rule's field off every packet. */
 static void test_copy_warnings(void **state)
 {
@@ -1471,6 +1547,7 @@ int main(void)
 		cmocka_unit_test(test_ah_and_fragments6),
 		cmocka_unit_test(test_unknown_rule_logic),
 		cmocka_unit_test(test_unknown_meta),
+		cmocka_unit_test(test_owner_synack),
 		cmocka_unit_test(test_copy_warnings),
 		cmocka_unit_test(test_meta_length),
 		cmocka_unit_test(test_hidden_warnings),
