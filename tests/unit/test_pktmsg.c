@@ -348,6 +348,46 @@ static void test_broken_attr_fails(void **state)
 	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p), PKT_BAD);
 }
 
+/*
+ * Queue families other than IPv4/IPv6 (issue 17, item 10): the family
+ * comes from the message, not from the payload's first nibble, so a
+ * bridge frame that looks like IPv4, an ARP frame or an unknown family
+ * has no IP header, and nfqd cannot say what it has: INCOMPLETE.
+ */
+static void test_other_families(void **state)
+{
+	static const uint8_t arp[28] = { 0x00, 0x01, 0x08, 0x00, 6, 4, 0, 1 };
+	static const uint8_t fams[] = { NFPROTO_BRIDGE, NFPROTO_ARP,
+					NFPROTO_NETDEV, 99 };
+	struct pkt p;
+
+	for (unsigned i = 0; i < sizeof(fams); i++) {
+		struct nlmsghdr *nlh = put_msg(NFQNL_MSG_PACKET, fams[i], 0);
+
+		put_hdr(nlh, 20 + i, 0x0800, 2);
+		mnl_attr_put(nlh, NFQA_PAYLOAD, sizeof(udp4), udp4);
+		assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p),
+				 PKT_OK);
+		assert_int_equal(p.family, fams[i]);
+		assert_int_equal(p.l3_family, 0);
+		assert_int_equal(p.l3, PKT_INCOMPLETE);
+		assert_int_equal(p.l4, PKT_INCOMPLETE);
+		assert_int_equal(p.saddr[0], 0);
+		assert_int_equal(p.dport, 0);
+	}
+	{
+		struct nlmsghdr *nlh = put_msg(NFQNL_MSG_PACKET, NFPROTO_ARP,
+					       0);
+
+		put_hdr(nlh, 30, 0x0806, 0);
+		mnl_attr_put(nlh, NFQA_PAYLOAD, sizeof(arp), arp);
+		assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p),
+				 PKT_OK);
+		assert_int_equal(p.l3_family, 0);
+		assert_int_equal(p.l3, PKT_INCOMPLETE);
+	}
+}
+
 /* ---- random messages against nfq_nlmsg_parse() */
 
 static uint32_t rnd_state = 2463534242u;
@@ -510,6 +550,7 @@ int main(void)
 		cmocka_unit_test(test_every_field_set),
 		cmocka_unit_test(test_attr_past_datagram),
 		cmocka_unit_test(test_broken_attr_fails),
+		cmocka_unit_test(test_other_families),
 		cmocka_unit_test(test_random_against_library),
 	};
 

@@ -1291,6 +1291,52 @@ static void test_owner_synack(void **state)
 	free_conf(c);
 }
 
+/*
+ * Other queue families and hooks (issue 17, item 10): nfqd's hook blocks
+ * are the IPv4/IPv6 hooks; a bridge packet (whose hook 2 is the bridge's
+ * forward), an unknown family's, an inet hook nfqd has no block for: each
+ * gets incomplete-verdict, never a block's rules or policy, and never
+ * skips the meta-only rules to reach the policy.
+ */
+static void test_other_families(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_rule *r;
+	struct policy *p;
+	struct pkt k;
+
+	r = rule(c, HOOK_FORWARD, VERDICT_DROP, "ip saddr 192.0.2.1 drop");
+	addr(match(r, MATCH_IP_SADDR, false), "192.0.2.1");
+	r = rule(c, HOOK_FORWARD, VERDICT_DROP, "meta mark 1 drop");
+	num(match(r, MATCH_META_MARK, false), 1, 1);
+	p = build(c, 1);
+
+	k = mk4(HOOK_FORWARD, "192.0.2.1", IPPROTO_UDP, 9, 5, 8, 0, 0);
+	assert_decided(judged(p, &k), NF_DROP);
+	/* The same bytes from a bridge queue. */
+	k.family = NFPROTO_BRIDGE;
+	pkt_parse_headers(&k);
+	assert_int_equal(k.l3_family, 0);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	/* An unknown family whose payload is no IP packet: the meta-only
+	 * rule is not skipped to reach the policy. */
+	k.family = 99;
+	raw[0] = 0x00;
+	k.flags |= PKT_HAS_MARK;
+	k.mark = 1;
+	pkt_parse_headers(&k);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	k.family = NFPROTO_ARP;
+	pkt_parse_headers(&k);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	/* IPv4 from a hook nfqd has no block for (inet ingress). */
+	k = mk4(HOOK_FORWARD, "192.0.2.7", IPPROTO_UDP, 9, 5, 8, 0, 0);
+	k.hook = HOOK_MAX;
+	assert_incomplete(judged(p, &k), NF_DROP);
+	policy_free(p);
+	free_conf(c);
+}
+
 /* nfqd -t: a copy-range that cuts a rule's field off every packet. */
 static void test_copy_warnings(void **state)
 {
@@ -1548,6 +1594,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_rule_logic),
 		cmocka_unit_test(test_unknown_meta),
 		cmocka_unit_test(test_owner_synack),
+		cmocka_unit_test(test_other_families),
 		cmocka_unit_test(test_copy_warnings),
 		cmocka_unit_test(test_meta_length),
 		cmocka_unit_test(test_hidden_warnings),
