@@ -24,8 +24,18 @@ struct ifcache *ifcache_new(void);
 void ifcache_free(struct ifcache *c);
 
 /* Copy the name of IFINDEX into NAME (IFNAMSIZ bytes); false if unknown
- * or C is NULL. Any registered RCU reader thread. */
+ * or C is NULL, and for every index while the cache may be stale (a link
+ * notification waits unread or unpublished; checked once per batch, see
+ * ifcache_batch_begin). Any registered RCU reader thread. */
 bool ifcache_name(const struct ifcache *c, uint32_t ifindex, char *name);
+
+/*
+ * A worker received packets and is about to judge them: the next
+ * ifcache_name() of this thread checks (one poll of the rtnetlink socket)
+ * that no link change the kernel made before those packets is missing
+ * from the names. A thread that never calls it is not checked (tests).
+ */
+void ifcache_batch_begin(void);
 
 /*
  * Set IFINDEX's NAME (NULL: forget it) and publish at once, as a netlink

@@ -69,7 +69,10 @@ struct pkt {
 	/* From the network header on, maybe cut; NULL: copy-range 0. */
 	const uint8_t *payload;
 	uint32_t payload_len;	/* bytes copied */
-	uint32_t orig_len;	/* original packet length */
+	/* Original packet length (NFQA_CAP_LEN, else payload_len); 0 when
+	 * unknown: with copy-range 0 (copy-meta mode) the kernel sends
+	 * neither payload nor NFQA_CAP_LEN. */
+	uint32_t orig_len;
 
 	/* Filled by pkt_parse_headers(). Addresses in network byte order. */
 	uint8_t l3_family;	/* AF_INET / AF_INET6, 0 if neither */
@@ -114,6 +117,12 @@ enum pkt_parse_result pkt_parse_msg(const struct nlmsghdr *nlh, size_t len,
  * is out of the copy, beyond the walk limit or malformed is INCOMPLETE.
  */
 void pkt_parse_headers(struct pkt *p);
+
+/* The packet's length as nft's "meta length" sees it; 0: unknown. */
+static inline uint32_t pkt_length(const struct pkt *p)
+{
+	return p->orig_len ? p->orig_len : p->payload_len;
+}
 
 /*
  * State of the transport header bytes [0, END): PRESENT when they are in

@@ -338,7 +338,9 @@ int conf_conv_elem(const struct pelem *pe, enum vshape shape,
 		rc = conv_num(pe, 0xffffffff, "mark", NULL, out, msg, len);
 		break;
 	case V_LEN:
-		rc = conv_num(pe, 65535, "length", NULL, out, msg, len);
+		/* 32 bits, as nft: a GSO or BIG TCP packet queued whole
+		 * ("gso yes") can be longer than 65535. */
+		rc = conv_num(pe, 0xffffffff, "length", NULL, out, msg, len);
 		break;
 	case V_ID:
 		rc = conv_num(pe, 0xffffffff, "id", NULL, out, msg, len);

@@ -9,6 +9,8 @@
 #include <libmnl/libmnl.h>
 #include <linux/if.h>
 #include <linux/rtnetlink.h>
+#include <poll.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -39,8 +41,24 @@ struct ifcache {
 	struct mnl_socket *mon;		/* link notifications */
 	struct ev_io mon_io;
 	struct ev_loop *mon_loop;
+	int mon_fd;			/* -1: nothing watched */
 	bool resync_owed;		/* notifications lost, or a dump failed */
+	/* Set while notifications read from mon are not yet published (or
+	 * a resync is owed): the names may be stale. */
+	atomic_bool applying;
 };
+
+/*
+ * Renames (issue 17): the kernel queues a link notification on mon before
+ * it acknowledges the change to whoever made it, so a packet that the
+ * kernel queued after the acknowledgement reaches a worker only after the
+ * notification reached mon. A worker therefore checks, once per receive
+ * batch and only when a rule asks for a name, that mon holds nothing
+ * unread and that the main thread is not between reading and publishing;
+ * otherwise every name is unknown (INCOMPLETE) for that batch.
+ */
+static _Thread_local unsigned long batch_gen, checked_gen;
+static _Thread_local bool batch_sure = true;	/* unchecked: trusted */
 
 static unsigned slot_of(uint32_t ifindex, unsigned mask)
 {
@@ -117,12 +135,43 @@ int ifcache_set(struct ifcache *c, uint32_t ifindex, const char *name)
 	return 0;
 }
 
+void ifcache_batch_begin(void)
+{
+	batch_gen++;
+}
+
+/* No notification read or waiting that the published table lacks. */
+static bool names_current(const struct ifcache *c)
+{
+	struct pollfd pfd = { .fd = c->mon_fd, .events = POLLIN };
+
+	if (c->mon_fd < 0)
+		return true;
+	/* Waiting (or an overrun, POLLERR): not applied yet. */
+	if (poll(&pfd, 1, 0) != 0)
+		return false;
+	/* Read by the main thread after it set the flag: published when
+	 * the flag is clear again. */
+	atomic_thread_fence(memory_order_seq_cst);
+	return !atomic_load_explicit(&c->applying, memory_order_acquire);
+}
+
+/* Once per batch: a system call only for batches that read a name. */
+static bool names_sure(const struct ifcache *c)
+{
+	if (checked_gen != batch_gen) {
+		checked_gen = batch_gen;
+		batch_sure = names_current(c);
+	}
+	return batch_sure;
+}
+
 bool ifcache_name(const struct ifcache *c, uint32_t ifindex, char *name)
 {
 	struct iftab *t;
 	bool found = false;
 
-	if (!c || !ifindex)
+	if (!c || !ifindex || !names_sure(c))
 		return false;
 	rcu_read_lock();
 	t = rcu_read_ptr(c->published);
@@ -220,6 +269,9 @@ static void mon_cb(struct ev_loop *loop, struct ev_io *io, int revents)
 	bool overrun = false;
 	ssize_t n;
 
+	/* Before the first read: a worker that finds mon empty then sees
+	 * the flag set until the table is published. */
+	atomic_store_explicit(&c->applying, true, memory_order_seq_cst);
 	for (;;) {
 		n = mnl_socket_recvfrom(c->mon, buf, sizeof(buf));
 		if (n == 0)
@@ -243,16 +295,24 @@ static void mon_cb(struct ev_loop *loop, struct ev_io *io, int revents)
 
 		c->resync_owed = err != 0;
 		if (err)
-			log_warn("ifcache: link dump failed (%s)",
+			log_warn("ifcache: link dump failed (%s): interface "
+				 "names are incomplete until the next link "
+				 "change reads every link again",
 				 strerror(-err));
 	} else if (w.changed) {
 		publish(c);
 	}
+	atomic_store_explicit(&c->applying, c->resync_owed,
+			      memory_order_release);
 }
 
 struct ifcache *ifcache_new(void)
 {
-	return calloc(1, sizeof(struct ifcache));
+	struct ifcache *c = calloc(1, sizeof(struct ifcache));
+
+	if (c)
+		c->mon_fd = -1;
+	return c;
 }
 
 int ifcache_start(struct ev_loop *loop, struct ifcache **out)
@@ -276,7 +336,8 @@ int ifcache_start(struct ev_loop *loop, struct ifcache **out)
 	if (err)
 		goto fail;
 	c->mon_loop = loop;
-	ev_io_init(&c->mon_io, mon_cb, mnl_socket_get_fd(c->mon), EV_READ);
+	c->mon_fd = mnl_socket_get_fd(c->mon);
+	ev_io_init(&c->mon_io, mon_cb, c->mon_fd, EV_READ);
 	c->mon_io.data = c;
 	ev_io_start(loop, &c->mon_io);
 	*out = c;

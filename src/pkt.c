@@ -158,7 +158,13 @@ static void parse_ipv6(struct pkt *p)
 	walk_ipv6(p);
 }
 
-/* The packet's family: the queue's, else the version field's. */
+/*
+ * The packet's family: the queue's. A bridge, ARP, netdev or unknown
+ * queue family is no IP family, whatever the payload's first nibble says
+ * (an ARP frame, a frame with its VLAN tag): 0. Only a packet built by
+ * hand (NFPROTO_UNSPEC, which the kernel never sends) goes by the version
+ * field.
+ */
 static uint8_t l3_family(const struct pkt *p)
 {
 	uint8_t version = p->payload_len ? p->payload[0] >> 4 : 0;
@@ -167,13 +173,19 @@ static uint8_t l3_family(const struct pkt *p)
 		return AF_INET;
 	if (p->family == NFPROTO_IPV6)
 		return AF_INET6;
+	if (p->family != NFPROTO_UNSPEC)
+		return 0;
 	return version == 4 ? AF_INET : version == 6 ? AF_INET6 : 0;
 }
 
 void pkt_parse_headers(struct pkt *p)
 {
+	bool other = p->family != NFPROTO_UNSPEC &&
+		     p->family != NFPROTO_IPV4 && p->family != NFPROTO_IPV6;
+
 	p->l3_family = l3_family(p);
-	p->l3 = p->l4 = p->l3_family ? PKT_INCOMPLETE : PKT_ABSENT;
+	/* Another family's packet: nfqd cannot say what it has. */
+	p->l3 = p->l4 = p->l3_family || other ? PKT_INCOMPLETE : PKT_ABSENT;
 	p->l4proto = 0;
 	p->ip_protocol = 0;
 	p->fragment = false;
@@ -184,7 +196,7 @@ void pkt_parse_headers(struct pkt *p)
 	p->tcp_flags = 0;
 	p->icmp_type = 0;
 	/* A version field other than the family's: malformed, INCOMPLETE. */
-	if (!p->payload || !p->payload_len ||
+	if (!p->l3_family || !p->payload || !p->payload_len ||
 	    p->payload[0] >> 4 != (p->l3_family == AF_INET ? 4 : 6))
 		return;
 	if (p->l3_family == AF_INET)

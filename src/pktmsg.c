@@ -147,9 +147,12 @@ static void keep_attr(struct msg_attrs *attr, uint16_t type,
 
 /*
  * Fill ATTR from the attributes after the nfgenmsg header, the last of a
- * type winning; types above PKT_NFQA_MAX are skipped. The walk ends at the
- * first attribute that does not fit (as mnl_attr_parse). Returns -1 at an
- * attribute of the wrong length, leaving the ones before it.
+ * type winning; types above PKT_NFQA_MAX are skipped. Returns -1 at an
+ * attribute of the wrong length, and when the attributes do not fill the
+ * message exactly (one does not fit, or bytes are left over that are no
+ * attribute), leaving the ones before it. libnetfilter_queue stops
+ * silently there (mnl_attr_parse) and calls the message good: the
+ * attributes after the break (ct info, mark, uid) would read as absent.
  */
 static int parse_attrs(const struct nlmsghdr *nlh, size_t len,
 		       struct msg_attrs *attr)
@@ -175,7 +178,7 @@ static int parse_attrs(const struct nlmsghdr *nlh, size_t len,
 		}
 		off += MNL_ALIGN(a->nla_len);
 	}
-	return 0;
+	return off < end ? -1 : 0;
 }
 
 /*
@@ -237,7 +240,8 @@ enum pkt_parse_result pkt_parse_msg(const struct nlmsghdr *nlh, size_t len,
 	p->hw_proto = ntohs(ph->hw_protocol);
 	p->hook = ph->hook;
 	/* A bad attribute: the payload is not trusted, its headers are
-	 * INCOMPLETE, so no rule that reads them can take them for absent. */
+	 * INCOMPLETE, so no rule that reads them can take them for absent;
+	 * the caller gives the packet incomplete-verdict. */
 	if (rc < 0)
 		return unparsed(p, PKT_BAD_WITH_ID);
 

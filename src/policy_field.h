@@ -65,6 +65,41 @@ static inline enum pkt_state field_th_state(const struct pkt *pkt,
 }
 
 /*
+ * meta skuid / skgid (HAS: PKT_HAS_UID or PKT_HAS_GID). The kernel sends
+ * the owner of full sockets only; nft also sees the listener behind a
+ * TCP request socket (a half-open connection). Without the attribute:
+ *  - a TCP SYN-ACK this host sends (output; postrouting without an input
+ *    device) may come from a request socket: INCOMPLETE;
+ *  - a TCP segment arriving (input) other than a SYN without ACK may
+ *    belong to one (the handshake's ACK): INCOMPLETE;
+ *  - TCP whose flags nfqd cannot see, there: INCOMPLETE;
+ *  - anything else has no owner for nft either (kernel RSTs, ICMP
+ *    errors, time-wait, forwarded packets, other protocols): ABSENT.
+ */
+static inline enum pkt_state field_owner_state(const struct pkt *pkt,
+					       uint32_t has)
+{
+	bool sent = pkt->hook == HOOK_OUTPUT ||
+		    (pkt->hook == HOOK_POSTROUTING &&
+		     !(pkt->flags & PKT_HAS_INDEV));
+	enum pkt_state st;
+	bool syn, ack;
+
+	if (pkt->flags & has)
+		return PKT_PRESENT;
+	if (!sent && pkt->hook != HOOK_INPUT)
+		return PKT_ABSENT;
+	st = field_th_state(pkt, 0, IPPROTO_TCP, PKT_TH_FLAGS_END);
+	if (st != PKT_PRESENT)
+		return st;
+	syn = pkt->tcp_flags & TCPF_SYN;
+	ack = pkt->tcp_flags & TCPF_ACK;
+	if (sent)
+		return syn && ack ? PKT_INCOMPLETE : PKT_ABSENT;
+	return syn && !ack ? PKT_ABSENT : PKT_INCOMPLETE;
+}
+
+/*
  * Fields compared against a set of 32-bit values (addresses in host
  * order, ports, protocols, types, the mark under MASK, length, ids).
  * *V is meaningful only when PRESENT is returned. Always inlined: gcc
@@ -113,14 +148,15 @@ field_u32(const struct pkt *pkt, enum match_field f, uint32_t mask,
 		*v = (pkt->flags & PKT_HAS_MARK ? pkt->mark : 0) & mask;
 		return PKT_PRESENT;
 	case MATCH_META_LENGTH:
-		*v = pkt->orig_len ? pkt->orig_len : pkt->payload_len;
-		return PKT_PRESENT;
+		/* 0: copy-range 0, the kernel sent no length at all. */
+		*v = pkt_length(pkt);
+		return *v ? PKT_PRESENT : PKT_INCOMPLETE;
 	case MATCH_META_SKUID:
 		*v = pkt->uid;
-		return pkt->flags & PKT_HAS_UID ? PKT_PRESENT : PKT_ABSENT;
+		return field_owner_state(pkt, PKT_HAS_UID);
 	case MATCH_META_SKGID:
 		*v = pkt->gid;
-		return pkt->flags & PKT_HAS_GID ? PKT_PRESENT : PKT_ABSENT;
+		return field_owner_state(pkt, PKT_HAS_GID);
 	default:
 		*v = 0;
 		return PKT_ABSENT;

@@ -193,17 +193,35 @@ static void log_limited(const struct policy *p, const struct crule *r,
 	log_packet(p, r, pkt);
 }
 
+/* The rules of the packet's family: 0 IPv4, 1 IPv6, -1 none. A packet
+ * built by hand (NFPROTO_UNSPEC) goes by its version field. */
 static int family_index(const struct pkt *pkt)
 {
 	if (pkt->family == NFPROTO_IPV4)
 		return 0;
 	if (pkt->family == NFPROTO_IPV6)
 		return 1;
+	if (pkt->family != NFPROTO_UNSPEC)
+		return -1;
 	if (pkt->l3_family == AF_INET)
 		return 0;
 	if (pkt->l3_family == AF_INET6)
 		return 1;
 	return -1;
+}
+
+/*
+ * nfqd's hook blocks are the IPv4/IPv6 hooks. A packet queued from another
+ * family (bridge, ARP, netdev: their hook numbers mean other places) or
+ * from a hook nfqd has no block for (inet ingress) cannot be judged by
+ * them: it gets incomplete-verdict, as a rule that might have matched.
+ */
+static bool judgeable(const struct pkt *pkt)
+{
+	if (pkt->hook >= HOOK_MAX)
+		return false;
+	return pkt->family == NFPROTO_IPV4 || pkt->family == NFPROTO_IPV6 ||
+	       pkt->family == NFPROTO_UNSPEC;
 }
 
 static void apply_rule(struct policy *p, const struct crule *r,
@@ -244,8 +262,7 @@ static bool decide(struct policy *p, const struct crule *r,
 	apply_rule(p, r, pkt, d);
 	if (c) {
 		ctr_add(&c[2 * r->idx], 1);
-		ctr_add(&c[2 * r->idx + 1], pkt->orig_len ? pkt->orig_len :
-							    pkt->payload_len);
+		ctr_add(&c[2 * r->idx + 1], pkt_length(pkt));
 	}
 	return true;
 }
@@ -268,8 +285,13 @@ void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
 	d->set_mark = false;
 	d->mark = 0;
 	d->incomplete = false;
-	if (!p || pkt->hook >= HOOK_MAX)
+	if (!p)
 		return;
+	if (!judgeable(pkt)) {
+		d->verdict = p->incomplete_verdict;
+		d->incomplete = true;
+		return;
+	}
 	h = &p->hooks[pkt->hook];
 	if (slot < p->nslots)
 		c = slot_ctr(p, slot);

@@ -73,6 +73,11 @@ static void warn_copy(const struct conf *c, const struct conf_rule *cr,
 		unsigned fam = fams & FAM_V6 ? FAM_V6 : FAM_V4;
 		unsigned need = fams ? copy_need(cm->field, fam) : 0;
 
+		if (!range && cm->field == MATCH_META_LENGTH)
+			diag_add(d, DIAG_WARNING, &at, "copy-range 0 sends no "
+				 "packet length: \"%s\" is always incomplete",
+				 cm->text ? cm->text : cr->text ? cr->text :
+				 "?");
 		if (need <= range)
 			continue;
 		diag_add(d, DIAG_WARNING, &at, "copy-range %u is too small "

@@ -27,6 +27,7 @@
 #include <urcu-qsbr.h>
 
 #include "conf.h"
+#include "ifcache.h"
 #include "log.h"
 #include "pkt.h"
 #include "policy.h"
@@ -503,6 +504,8 @@ static int receive_batch(struct queue *q, int flags)
 		queue_counters_publish(q);
 		return -err;
 	}
+	/* Names are checked against link changes made before these. */
+	ifcache_batch_begin();
 	rcu_read_lock();
 	pol = q->root ? registry_policy(q->root) : NULL;
 	for (int i = 0; i < n; i++)

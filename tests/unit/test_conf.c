@@ -451,6 +451,12 @@ static void test_match_meta(void **state)
 	assert_int_equal(m[3].per_seconds, 1);
 	assert_int_equal(m[3].burst, 0);
 	conf_free(c);
+	/* meta length has 32 bits, as nft's (GSO, BIG TCP). */
+	c = one_rule("meta length 65536-4294967295 drop;");
+	m = rule(c, HOOK_INPUT, 0)->matches;
+	assert_int_equal(m[0].elems[0].lo, 65536);
+	assert_int_equal(m[0].elems[0].hi, 4294967295u);
+	conf_free(c);
 }
 
 /* Every rate unit and form nft accepts in packet mode. */
@@ -872,6 +878,9 @@ static const struct err_case err_cases[] = {
 	{ "set p { type ifname; }\nhook input { meta mark @p drop; }",
 	  "t.conf:2:24: set \"p\" has type ifname; \"meta mark\" needs a set "
 	  "of type mark\n" },
+	{ "hook input { meta length 4294967296 drop; }",
+	  "t.conf:1:26: length 4294967296 out of range; expected "
+	  "0..0xffffffff\n" },
 	{ "set p { type ipv4_addr; }\nhook input { meta length @p drop; }",
 	  "t.conf:2:26: a set cannot be used with \"meta length\"\n" },
 	{ "hook input { meta l4proto icmp tcp dport 22 accept; }",

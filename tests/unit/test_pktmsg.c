@@ -285,7 +285,7 @@ static void test_every_field_set(void **state)
 }
 
 /* An attribute may not reach into the padding after an unaligned
- * message that ends the datagram. */
+ * message that ends the datagram: the message is malformed. */
 static void test_attr_past_datagram(void **state)
 {
 	struct nlmsghdr *nlh = put_msg(NFQNL_MSG_PACKET, NFPROTO_IPV4, 0);
@@ -296,9 +296,96 @@ static void test_attr_past_datagram(void **state)
 	/* The payload claims 4 bytes; the message and datagram end after 1
 	 * (libnetfilter_queue would read up to the aligned length). */
 	nlh->nlmsg_len -= 3;
-	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p), PKT_OK);
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p),
+			 PKT_BAD_WITH_ID);
+	assert_int_equal(p.id, 8);
 	assert_null(p.payload);
 	assert_int_equal(p.payload_len, 0);
+	assert_int_equal(p.l3, PKT_INCOMPLETE);
+}
+
+/*
+ * An attribute that does not fit ends the walk: the message is malformed,
+ * not a good one whose later attributes (here the uid and ct info) are
+ * absent (issue 17, item 11). libnetfilter_queue calls it good.
+ */
+static void test_broken_attr_fails(void **state)
+{
+	struct nlmsghdr *nlh = put_msg(NFQNL_MSG_PACKET, NFPROTO_IPV4, 0);
+	struct nlattr *bad;
+	struct pkt p;
+
+	put_hdr(nlh, 12, 0x0800, NF_INET_LOCAL_OUT);
+	mnl_attr_put(nlh, NFQA_PAYLOAD, sizeof(udp4), udp4);
+	bad = (struct nlattr *)((char *)nlh + nlh->nlmsg_len);
+	mnl_attr_put_u32(nlh, NFQA_MARK, htonl(1));
+	mnl_attr_put_u32(nlh, NFQA_UID, htonl(4242));
+	mnl_attr_put_u32(nlh, NFQA_CT_INFO, htonl(0));
+	/* Shorter than an attribute header: the walk cannot go on. */
+	bad->nla_len = 2;
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len,
+				       NFQA_CFG_F_UID_GID |
+				       NFQA_CFG_F_CONNTRACK, &p),
+			 PKT_BAD_WITH_ID);
+	assert_int_equal(p.id, 12);
+	assert_int_equal(p.flags, 0);
+	assert_int_equal(p.l3, PKT_INCOMPLETE);
+	/* Longer than what is left. */
+	bad->nla_len = 200;
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p),
+			 PKT_BAD_WITH_ID);
+	/* Bytes after the last attribute that are no attribute. */
+	bad->nla_len = 8;
+	nlh->nlmsg_len = (uint32_t)((char *)bad - (char *)nlh) + 2;
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p),
+			 PKT_BAD_WITH_ID);
+	/* Before the packet header: no id either. */
+	nlh = put_msg(NFQNL_MSG_PACKET, NFPROTO_IPV4, 0);
+	bad = (struct nlattr *)((char *)nlh + nlh->nlmsg_len);
+	mnl_attr_put_u32(nlh, NFQA_MARK, htonl(1));
+	put_hdr(nlh, 13, 0x0800, NF_INET_LOCAL_OUT);
+	bad->nla_len = 3;
+	assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p), PKT_BAD);
+}
+
+/*
+ * Queue families other than IPv4/IPv6 (issue 17, item 10): the family
+ * comes from the message, not from the payload's first nibble, so a
+ * bridge frame that looks like IPv4, an ARP frame or an unknown family
+ * has no IP header, and nfqd cannot say what it has: INCOMPLETE.
+ */
+static void test_other_families(void **state)
+{
+	static const uint8_t arp[28] = { 0x00, 0x01, 0x08, 0x00, 6, 4, 0, 1 };
+	static const uint8_t fams[] = { NFPROTO_BRIDGE, NFPROTO_ARP,
+					NFPROTO_NETDEV, 99 };
+	struct pkt p;
+
+	for (unsigned i = 0; i < sizeof(fams); i++) {
+		struct nlmsghdr *nlh = put_msg(NFQNL_MSG_PACKET, fams[i], 0);
+
+		put_hdr(nlh, 20 + i, 0x0800, 2);
+		mnl_attr_put(nlh, NFQA_PAYLOAD, sizeof(udp4), udp4);
+		assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p),
+				 PKT_OK);
+		assert_int_equal(p.family, fams[i]);
+		assert_int_equal(p.l3_family, 0);
+		assert_int_equal(p.l3, PKT_INCOMPLETE);
+		assert_int_equal(p.l4, PKT_INCOMPLETE);
+		assert_int_equal(p.saddr[0], 0);
+		assert_int_equal(p.dport, 0);
+	}
+	{
+		struct nlmsghdr *nlh = put_msg(NFQNL_MSG_PACKET, NFPROTO_ARP,
+					       0);
+
+		put_hdr(nlh, 30, 0x0806, 0);
+		mnl_attr_put(nlh, NFQA_PAYLOAD, sizeof(arp), arp);
+		assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p),
+				 PKT_OK);
+		assert_int_equal(p.l3_family, 0);
+		assert_int_equal(p.l3, PKT_INCOMPLETE);
+	}
 }
 
 /* ---- random messages against nfq_nlmsg_parse() */
@@ -354,12 +441,24 @@ static void put_random_attr(struct nlmsghdr *nlh)
 		a->nla_type |= NLA_F_NET_BYTEORDER;
 }
 
-/* What pkt_parse_msg() must make of NLH, by the library's parser. */
+/* The attributes fill NLH exactly (the library does not check). */
+static bool attrs_fill(const struct nlmsghdr *nlh)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg))
+		;
+	return (const char *)a >= (const char *)mnl_nlmsg_get_payload_tail(nlh);
+}
+
+/* What pkt_parse_msg() must make of NLH, by the library's parser; but a
+ * message whose attributes stop short is bad, where the library calls
+ * it good. */
 static enum pkt_parse_result lib_expect(const struct nlmsghdr *nlh,
 					struct nlattr **attr)
 {
 	memset(attr, 0, sizeof(struct nlattr *) * (NFQA_MAX + 1));
-	if (nfq_nlmsg_parse(nlh, attr) < 0)
+	if (nfq_nlmsg_parse(nlh, attr) < 0 || !attrs_fill(nlh))
 		return attr[NFQA_PACKET_HDR] ? PKT_BAD_WITH_ID : PKT_BAD;
 	return attr[NFQA_PACKET_HDR] ? PKT_OK : PKT_BAD;
 }
@@ -450,6 +549,8 @@ int main(void)
 		cmocka_unit_test(test_other_message_type),
 		cmocka_unit_test(test_every_field_set),
 		cmocka_unit_test(test_attr_past_datagram),
+		cmocka_unit_test(test_broken_attr_fails),
+		cmocka_unit_test(test_other_families),
 		cmocka_unit_test(test_random_against_library),
 	};
 

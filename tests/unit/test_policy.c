@@ -1362,6 +1362,128 @@ static void test_unknown_meta(void **state)
 	free_conf(c);
 }
 
+/*
+ * meta skuid / skgid without the attribute (issue 17, item 2): a SYN-ACK
+ * the host sends comes from a listener's request socket, whose owner nft
+ * sees and the kernel does not send: INCOMPLETE. A kernel RST, a
+ * forwarded SYN-ACK, an input packet have no owner for nft: ABSENT.
+ */
+static void test_owner_synack(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_rule *r;
+	struct policy *p;
+	struct pkt k;
+
+	r = rule(c, HOOK_OUTPUT, VERDICT_DROP, "meta skuid 4242 drop");
+	num(match(r, MATCH_META_SKUID, false), 4242, 4242);
+	r = rule(c, HOOK_POSTROUTING, VERDICT_DROP, "meta skgid != 5 drop");
+	num(match(r, MATCH_META_SKGID, true), 5, 5);
+	r = rule(c, HOOK_INPUT, VERDICT_DROP, "meta skuid 4242 drop");
+	num(match(r, MATCH_META_SKUID, false), 4242, 4242);
+	r = rule(c, HOOK_FORWARD, VERDICT_DROP, "meta skuid 4242 drop");
+	num(match(r, MATCH_META_SKUID, false), 4242, 4242);
+	p = build(c, 1);
+
+	k = mk4(HOOK_OUTPUT, "192.0.2.2", IPPROTO_TCP, 80, 5, 20, 0, 0);
+	raw[33] = TCPF_SYN | TCPF_ACK;
+	pkt_parse_headers(&k);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	/* With the owner: judged on it. */
+	k.flags |= PKT_HAS_UID;
+	k.uid = 4242;
+	assert_decided(judged(p, &k), NF_DROP);
+	k.uid = 1;
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	k.flags &= ~(uint32_t)PKT_HAS_UID;
+	/* The flags past the copy: maybe a SYN-ACK. */
+	k.payload_len = 30;
+	pkt_parse_headers(&k);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	k.payload_len = k.orig_len;
+	/* A kernel RST, a plain SYN, UDP: no owner for nft either. */
+	raw[33] = TCPF_RST | TCPF_ACK;
+	pkt_parse_headers(&k);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	raw[33] = TCPF_SYN;
+	pkt_parse_headers(&k);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	k = mk4(HOOK_OUTPUT, "192.0.2.2", IPPROTO_UDP, 80, 5, 8, 0, 0);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	/* Postrouting: sent here (no input device) or forwarded. */
+	k = mk4(HOOK_POSTROUTING, "192.0.2.2", IPPROTO_TCP, 80, 5, 20, 0, 0);
+	raw[33] = TCPF_SYN | TCPF_ACK;
+	pkt_parse_headers(&k);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	k.flags |= PKT_HAS_INDEV;
+	k.indev = 3;
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	/* Input: the handshake's ACK reaches the request socket, a first
+	 * SYN no socket; UDP without an owner has none. */
+	k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_TCP, 80, 5, 20, 0, 0);
+	raw[33] = TCPF_ACK;
+	pkt_parse_headers(&k);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	raw[33] = TCPF_SYN;
+	pkt_parse_headers(&k);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_UDP, 80, 5, 8, 0, 0);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	/* Forward: no socket. */
+	k = mk4(HOOK_FORWARD, "192.0.2.1", IPPROTO_TCP, 80, 5, 20, 0, 0);
+	raw[33] = TCPF_SYN | TCPF_ACK;
+	pkt_parse_headers(&k);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	policy_free(p);
+	free_conf(c);
+}
+
+/*
+ * Other queue families and hooks (issue 17, item 10): nfqd's hook blocks
+ * are the IPv4/IPv6 hooks; a bridge packet (whose hook 2 is the bridge's
+ * forward), an unknown family's, an inet hook nfqd has no block for: each
+ * gets incomplete-verdict, never a block's rules or policy, and never
+ * skips the meta-only rules to reach the policy.
+ */
+static void test_other_families(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_rule *r;
+	struct policy *p;
+	struct pkt k;
+
+	r = rule(c, HOOK_FORWARD, VERDICT_DROP, "ip saddr 192.0.2.1 drop");
+	addr(match(r, MATCH_IP_SADDR, false), "192.0.2.1");
+	r = rule(c, HOOK_FORWARD, VERDICT_DROP, "meta mark 1 drop");
+	num(match(r, MATCH_META_MARK, false), 1, 1);
+	p = build(c, 1);
+
+	k = mk4(HOOK_FORWARD, "192.0.2.1", IPPROTO_UDP, 9, 5, 8, 0, 0);
+	assert_decided(judged(p, &k), NF_DROP);
+	/* The same bytes from a bridge queue. */
+	k.family = NFPROTO_BRIDGE;
+	pkt_parse_headers(&k);
+	assert_int_equal(k.l3_family, 0);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	/* An unknown family whose payload is no IP packet: the meta-only
+	 * rule is not skipped to reach the policy. */
+	k.family = 99;
+	raw[0] = 0x00;
+	k.flags |= PKT_HAS_MARK;
+	k.mark = 1;
+	pkt_parse_headers(&k);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	k.family = NFPROTO_ARP;
+	pkt_parse_headers(&k);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	/* IPv4 from a hook nfqd has no block for (inet ingress). */
+	k = mk4(HOOK_FORWARD, "192.0.2.7", IPPROTO_UDP, 9, 5, 8, 0, 0);
+	k.hook = HOOK_MAX;
+	assert_incomplete(judged(p, &k), NF_DROP);
+	policy_free(p);
+	free_conf(c);
+}
+
 /* nfqd -t: a copy-range that cuts a rule's field off every packet. */
 static void test_copy_warnings(void **state)
 {
@@ -1380,6 +1502,8 @@ static void test_copy_warnings(void **state)
 	num(match(r, MATCH_TCP_DPORT, false), 23, 23);
 	r = rule(c, HOOK_OUTPUT, VERDICT_DROP, "meta mark 1 drop");
 	num(match(r, MATCH_META_MARK, false), 1, 1);
+	r = rule(c, HOOK_OUTPUT, VERDICT_DROP, "meta length 1000-65535 drop");
+	num(match(r, MATCH_META_LENGTH, false), 1000, 65535);
 
 	c->opts.copy_range = 256;
 	assert_null(policy_warnings(c));
@@ -1399,7 +1523,52 @@ static void test_copy_warnings(void **state)
 	assert_non_null(strstr(w, "(IPv4 packets without options need 24 "
 			       "bytes)"));
 	assert_null(strstr(w, "meta mark"));
+	/* ... and no packet length (issue 17, item 3). */
+	assert_non_null(strstr(w, "test.conf:12:7: warning: copy-range 0 "
+			       "sends no packet length: \"meta length "
+			       "1000-65535 drop\" is always incomplete\n"));
 	free(w);
+	c->opts.copy_range = 1;
+	w = policy_warnings(c);
+	assert_null(strstr(w, "meta length"));
+	free(w);
+	free_conf(c);
+}
+
+/*
+ * meta length (issue 17, items 3 and 11): copy-range 0 sends no length,
+ * which is INCOMPLETE, not 0; a GSO or BIG TCP packet queued whole can be
+ * longer than 65535, and the match takes 32 bits as nft's does.
+ */
+static void test_meta_length(void **state)
+{
+	struct conf *c = conf_new();
+	struct conf_rule *r;
+	struct policy *p;
+	struct pkt k;
+
+	r = rule(c, HOOK_OUTPUT, VERDICT_DROP, "meta length 1000-65535 drop");
+	num(match(r, MATCH_META_LENGTH, false), 1000, 65535);
+	r = rule(c, HOOK_OUTPUT, VERDICT_REPEAT, "meta length "
+		 "65536-4294967295 repeat");
+	num(match(r, MATCH_META_LENGTH, false), 65536, 4294967295u);
+	p = build(c, 1);
+
+	k = mk4(HOOK_OUTPUT, "192.0.2.1", IPPROTO_UDP, 9, 5, 8, 0, 0);
+	assert_decided(judged(p, &k), NF_ACCEPT);
+	k.orig_len = 1200;
+	assert_decided(judged(p, &k), NF_DROP);
+	k.orig_len = 200000;
+	assert_decided(judged(p, &k), NF_REPEAT);
+	k.orig_len = 4294967295u;
+	assert_decided(judged(p, &k), NF_REPEAT);
+	/* copy-range 0: neither payload nor NFQA_CAP_LEN. */
+	k.payload = NULL;
+	k.payload_len = 0;
+	k.orig_len = 0;
+	pkt_parse_headers(&k);
+	assert_incomplete(judged(p, &k), NF_DROP);
+	policy_free(p);
 	free_conf(c);
 }
 
@@ -1482,7 +1651,10 @@ static bool wait_name(struct ev_loop *loop, const struct ifcache *ifc,
 	char name[IF_NAMESIZE];
 
 	for (int i = 0; i < 200; i++) {
-		bool known = ifcache_name(ifc, ifindex, name);
+		bool known;
+
+		ifcache_batch_begin();
+		known = ifcache_name(ifc, ifindex, name);
 
 		if (want ? known && !strcmp(name, want) : !known)
 			return true;
@@ -1518,8 +1690,16 @@ static void test_ifcache_netlink(void **state)
 	idx = if_nametoindex("nfqdt0");
 	assert_true(idx > 0);
 	assert_true(wait_name(loop, ifc, idx, "nfqdt0"));
+	/* A rename the kernel acknowledged, its notification not yet read:
+	 * a batch received now must not use the old name (issue 17). */
 	assert_int_equal(system("ip link set nfqdt0 name nfqdrn"), 0);
+	ifcache_batch_begin();
+	assert_false(ifcache_name(ifc, idx, name));
+	assert_false(ifcache_name(ifc, 1, name));
 	assert_true(wait_name(loop, ifc, idx, "nfqdrn"));
+	ifcache_batch_begin();
+	assert_true(ifcache_name(ifc, idx, name));
+	assert_string_equal(name, "nfqdrn");
 	assert_int_equal(system("ip link del nfqdrn"), 0);
 	assert_true(wait_name(loop, ifc, idx, NULL));
 	ifcache_free(ifc);
@@ -1564,7 +1744,10 @@ int main(void)
 		cmocka_unit_test(test_ah_and_fragments6),
 		cmocka_unit_test(test_unknown_rule_logic),
 		cmocka_unit_test(test_unknown_meta),
+		cmocka_unit_test(test_owner_synack),
+		cmocka_unit_test(test_other_families),
 		cmocka_unit_test(test_copy_warnings),
+		cmocka_unit_test(test_meta_length),
 		cmocka_unit_test(test_hidden_warnings),
 		cmocka_unit_test(test_empty_set_file),
 		cmocka_unit_test(test_ifcache_netlink),
