@@ -32,6 +32,7 @@
 #include "queue.h"
 #include "registry.h"
 #include "stats.h"
+#include "svcjob.h"
 
 /* Kernel flags the policy may ask for; probed once at start. */
 #define OPTIONAL_KFLAGS (NFQA_CFG_F_UID_GID | NFQA_CFG_F_CONNTRACK)
@@ -401,6 +402,36 @@ static int drop_privileges(const struct conf_options *o, bool created_dir)
 	return 0;
 }
 
+/*
+ * SIGTERM under systemd: only a restart job keeps the queues bound in
+ * the file descriptor store (the next process adopts them with what is
+ * queued). Anything else (a stop job, no job, a store that does not
+ * hold the sockets, a manager nfqd cannot ask) is a final stop: every
+ * packet the kernel queued is judged, then the queues are unbound.
+ */
+static void choose_stop(struct nfqd *d)
+{
+	struct registry *r = registry_get(&d->reg);
+	char why[256];
+	enum svc_stop kind;
+
+	if (!d->fds.under_systemd || !r || r->n == 0)
+		return;
+	kind = svcjob_stop_kind(r->n, why, sizeof(why));
+	if (kind == SVC_STOP_RESTART) {
+		log_info("stop: %s: a restart: the queues stay bound in the store, their packets wait for the next process",
+			 why);
+		return;
+	}
+	if (kind == SVC_STOP_UNKNOWN)
+		log_warn("stop: %s: taken as a final stop", why);
+	else
+		log_info("stop: %s: a final stop", why);
+	log_info("stop: every packet queued is judged, then the queues are unbound");
+	for (unsigned i = 0; i < r->n; i++)
+		fdstore_remove(&d->fds, r->q[i]);
+}
+
 static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	struct nfqd *d = w->data;
@@ -408,6 +439,7 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 
 	if (w->signum != SIGHUP) {
 		log_info("signal %d: stopping", w->signum);
+		choose_stop(d);
 		ev_break(loop, EVBREAK_ALL);
 		return;
 	}
