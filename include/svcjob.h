@@ -15,6 +15,7 @@ enum svc_stop {
 	SVC_STOP_FINAL,		/* a stop job, or no job: the service ends */
 	SVC_STOP_RESTART,	/* a restart job, and the store holds the sockets */
 	SVC_STOP_UNKNOWN,	/* the manager could not be asked */
+	SVC_STOP_NO_UNIT,	/* not in a systemd unit: another manager */
 };
 
 /*

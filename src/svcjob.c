@@ -118,8 +118,9 @@ enum svc_stop svcjob_stop_kind(unsigned nstored, char *why, size_t size)
 
 	rc = sd_pid_get_unit(0, &unit);
 	if (rc < 0) {
-		snprintf(why, size, "no systemd unit (%s)", strerror(-rc));
-		return SVC_STOP_UNKNOWN;
+		snprintf(why, size, "not in a systemd unit (%s)",
+			 strerror(-rc));
+		return SVC_STOP_NO_UNIT;
 	}
 	rc = bus_open(&b);
 	if (rc >= 0)
