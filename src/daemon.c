@@ -591,8 +591,10 @@ static int start_conf(struct nfqd *d, struct start_conf *sc)
 	diag_free(&dg);
 	start_conf_free(sc);
 	if (fdstore_config_text(&d->fds, &sc->text, &sc->len) < 0) {
-		log_crit("config %s refused (%s) and no last good config is kept in systemd's store: nfqd does not start",
-			 d->config_path, d->refused);
+		/* Under systemd the rules may already send packets here. */
+		if (d->fds.under_systemd)
+			log_crit("config %s refused (%s) and no last good config is kept in systemd's store: nfqd does not start",
+				 d->config_path, d->refused);
 		return rc;
 	}
 	rc = check_start_conf(d, sc, &dg);

@@ -126,9 +126,12 @@ grep -aq "no longer running the last good config" "$TMP/nfqd.log" \
 kill -TERM $mgr
 wait $mgr
 
-# No store: a refused config stops nfqd, at priority 2.
+# Under a manager with an empty store: a refused config stops nfqd
+# (exit 1), at priority 2.
 good | sed 's/udp dport 9 drop;/udp dport 9 drop/' >"$conf"
-in_b "$NFQD" -c "$conf" >"$TMP/plain.log" 2>&1
+mkdir "$TMP/fs2"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).bind(sys.argv[1])' "$TMP/fs2/notify.sock"
+NOTIFY_SOCKET=$TMP/fs2/notify.sock in_b "$NFQD" -c "$conf" >"$TMP/plain.log" 2>&1
 rc=$?
 [ $rc = 1 ] || fail "refused config without a store: exit $rc"
 grep -q "critical: config $conf refused .*no last good config" "$TMP/plain.log" \
