@@ -757,8 +757,12 @@ static void on_reconf_resend(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct queue *q = w->data;
 
-	if (q->reconf_seq)
-		send_reconf(q);
+	if (!q->reconf_seq)
+		return;
+	if (q->reconf_seq == q->reconf_first)
+		log_info("queue %u: no ACK from the kernel in %d ms (lost when the receive buffer is full): reconfigure sent again",
+			 q->num, QUEUE_RESEND_MS);
+	send_reconf(q);
 }
 
 static void apply_params(struct queue *q, struct reconf *rq)

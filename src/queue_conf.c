@@ -106,6 +106,9 @@ static int talk_resent(struct queue *q, struct nlmsghdr *nlh, bool *resent)
 		struct pollfd pfd = { .fd = q->fd, .events = POLLIN };
 
 		if (!q->wait_seq || ms_since(&sent) >= QUEUE_RESEND_MS) {
+			if (q->wait_seq && !*resent)
+				log_info("queue %u: no ACK from the kernel in %d ms (lost when the receive buffer is full): config message sent again",
+					 q->num, QUEUE_RESEND_MS);
 			*resent = q->wait_seq != 0;
 			nlh->nlmsg_seq = queue_next_cfg_seq(q);
 			if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0) {
