@@ -50,6 +50,7 @@ struct nfqd {
 	bool slot_used[NFQD_MAX_QUEUES];	/* worker slots (counters) */
 	struct ifcache *ifc;		/* interface names, for the policy */
 	struct fdstore fds;		/* sockets in systemd's fd store */
+	char *unit;			/* systemd unit, read at start, or NULL */
 	struct stats *stats;		/* main's: reconfigured on reload */
 	bool debug;			/* -d: log level fixed at debug */
 	bool start_retry;		/* start failed, but not for the config:

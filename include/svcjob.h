@@ -19,13 +19,23 @@ enum svc_stop {
 };
 
 /*
+ * The systemd unit this process runs in (malloc'd), or NULL. At start,
+ * while root: after option user switches to another user, the process
+ * is not dumpable and with ProtectProc=invisible its own /proc entry,
+ * where the unit is read from, is hidden from it.
+ */
+char *svcjob_unit(void);
+
+/*
  * Ask systemd (its private socket when root, else the system bus) for
- * this process's unit's running job and its file descriptor store.
+ * UNIT's running job and its file descriptor store (UNIT NULL: not a
+ * systemd unit, SVC_STOP_NO_UNIT).
  * RESTART only when the job is a restart and the store holds at least
  * NSTORED descriptors (FileDescriptorStoreMax= set, FDSTORE= honoured).
  * WHY gets one line saying what was found. Main thread; blocks for at
  * most two seconds.
  */
-enum svc_stop svcjob_stop_kind(unsigned nstored, char *why, size_t size);
+enum svc_stop svcjob_stop_kind(const char *unit, unsigned nstored, char *why,
+			       size_t size);
 
 #endif

@@ -434,7 +434,7 @@ static void choose_stop(struct nfqd *d)
 
 	if (!d->fds.under_systemd || !r || r->n == 0)
 		return;
-	kind = svcjob_stop_kind(r->n, why, sizeof(why));
+	kind = svcjob_stop_kind(d->unit, r->n, why, sizeof(why));
 	if (kind == SVC_STOP_NO_UNIT) {
 		/* A service manager speaking systemd's notify protocol
 		 * keeps the sockets: its business what comes next. */
@@ -644,6 +644,8 @@ int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 	d->pid = getpid();
 	/* First: sd_listen_fds*() must see LISTEN_PID before anything. */
 	fdstore_collect(&d->fds);
+	if (d->fds.under_systemd)
+		d->unit = svcjob_unit();	/* while /proc/self is ours */
 	d->config_path = config_path;
 	d->builtin_config = builtin;
 	d->loop = ev_default_loop(EVFLAG_AUTO | EVFLAG_SIGNALFD);
@@ -1061,6 +1063,8 @@ void nfqd_stop(struct nfqd *d)
 	d->conf = NULL;
 	free(d->refused);
 	d->refused = NULL;
+	free(d->unit);
+	d->unit = NULL;
 }
 
 void nfqd_run(struct nfqd *d)

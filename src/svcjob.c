@@ -109,17 +109,23 @@ static enum svc_stop decide(sd_bus *b, const char *unit, const char *path,
 	return max && held >= nstored ? SVC_STOP_RESTART : SVC_STOP_FINAL;
 }
 
-enum svc_stop svcjob_stop_kind(unsigned nstored, char *why, size_t size)
+char *svcjob_unit(void)
+{
+	char *unit = NULL;
+
+	return sd_pid_get_unit(0, &unit) < 0 ? NULL : unit;
+}
+
+enum svc_stop svcjob_stop_kind(const char *unit, unsigned nstored, char *why,
+			       size_t size)
 {
 	enum svc_stop kind = SVC_STOP_UNKNOWN;
-	char *unit = NULL, *path = NULL;
+	char *path = NULL;
 	sd_bus *b = NULL;
 	int rc;
 
-	rc = sd_pid_get_unit(0, &unit);
-	if (rc < 0) {
-		snprintf(why, size, "not in a systemd unit (%s)",
-			 strerror(-rc));
+	if (!unit) {
+		snprintf(why, size, "not in a systemd unit");
 		return SVC_STOP_NO_UNIT;
 	}
 	rc = bus_open(&b);
@@ -134,7 +140,6 @@ enum svc_stop svcjob_stop_kind(unsigned nstored, char *why, size_t size)
 		snprintf(why, size, "%s: cannot reach systemd over D-Bus (%s)",
 			 unit, strerror(-rc));
 	free(path);
-	free(unit);
 	sd_bus_flush_close_unref(b);
 	return kind;
 }
