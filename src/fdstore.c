@@ -213,8 +213,16 @@ void fdstore_close_rest(struct fdstore *fs, const struct registry *r)
 		for (unsigned j = 0; j < r->n; j++)
 			if (queue_num(r->q[j]) == s->num)
 				kept = r->q[j];
-		log_info("queue %u: %s: stored socket closed", s->num,
-			 kept ? "a second stored socket" : "not in the config");
+		if (kept) {
+			log_info("queue %u: a second stored socket: closed",
+				 s->num);
+		} else {
+			struct kqueue_line k = { 0 };
+
+			stats_kernel_line((uint16_t)s->num, &k);
+			log_crit("queue %u: not in the config: its stored socket is closed, which releases the queue: the kernel drops the %u packets it holds (or accepts them with --queue-bypass), and packets rules still send to queue %u are no longer judged",
+				 s->num, k.queue_total, s->num);
+		}
 		if (!fs->under_systemd)
 			continue;
 		fdstore_notify("FDSTOREREMOVE=1\n", (uint16_t)s->num, NULL);
