@@ -190,6 +190,14 @@ struct conf *conf_default(void);
 int conf_load(const char *path, struct conf **out, struct diags *d);
 
 /*
+ * Read the whole file PATH into *BUF (malloc'd) and *LEN, as conf_load()
+ * reads it (an error "cannot open" / "cannot read" in D). 0 or a
+ * negative errno.
+ */
+int conf_read_file(const char *path, char **buf, size_t *len,
+		   struct diags *d);
+
+/*
  * As conf_load(), but parse LEN bytes of BUF (need not be NUL-terminated);
  * NAME is used in messages and as conf->path.
  */

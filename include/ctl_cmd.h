@@ -22,6 +22,8 @@ struct ctl_status {
 	const char *config_path;
 	bool builtin_config;
 	uint64_t generation;
+	const char *config_state;	/* "file", "built-in", "last-good" */
+	const char *refused;		/* last-good: the file's first error */
 };
 
 /*

@@ -25,12 +25,22 @@ struct ifcache;
 struct stats;
 struct diags;
 
+/* Where the running config came from. */
+enum nfqd_conf_state {
+	NFQD_CONF_FILE,		/* the config file */
+	NFQD_CONF_BUILTIN,	/* the built-in default (no file) */
+	NFQD_CONF_LAST_GOOD,	/* the file was refused at start: the last
+				 * config that loaded, from systemd's store */
+};
+
 /* Everything the daemon holds: the one owner of every piece of its state. */
 struct nfqd {
 	struct ev_loop *loop;		/* main thread's loop */
 	const char *config_path;	/* file to (re)load */
 	bool builtin_config;		/* default path absent: built-in used */
 	struct conf *conf;		/* running configuration */
+	enum nfqd_conf_state config_state;	/* where it came from */
+	char *refused;			/* LAST_GOOD: the file's first error */
 	uint64_t generation;		/* 1 after start, +1 per reload */
 	double start_time;		/* ev_time() at start */
 	pid_t pid;
@@ -40,14 +50,22 @@ struct nfqd {
 	bool slot_used[NFQD_MAX_QUEUES];	/* worker slots (counters) */
 	struct ifcache *ifc;		/* interface names, for the policy */
 	struct fdstore fds;		/* sockets in systemd's fd store */
+	char *unit;			/* systemd unit, read at start, or NULL */
 	struct stats *stats;		/* main's: reconfigured on reload */
 	bool debug;			/* -d: log level fixed at debug */
+	bool start_retry;		/* start failed, but not for the config:
+					 * exit NFQD_EXIT_RETRY */
 	uint32_t kflags_supported;	/* NFQA_CFG_F_* this kernel accepts */
 	ev_signal sig_watchers[3];	/* HUP, TERM, INT */
 	ev_timer log_timer;		/* flushes the workers' log rings */
 	ev_timer watchdog_timer;	/* WATCHDOG=1 while workers progress */
 	bool watchdog_stalled;		/* a worker stopped: pings withheld */
 };
+
+/* Exit status of a start that failed with a valid config while systemd
+ * holds queue sockets (EX_TEMPFAIL): the unit restarts it, and the
+ * store, with what the kernel queued, is kept. 1 is a refused config. */
+#define NFQD_EXIT_RETRY	75
 
 /*
  * Load the config and bind every queue (no worker runs yet, privileges

@@ -12,6 +12,7 @@ enum log_level {
 	LOG_LVL_WARNING,
 	LOG_LVL_INFO,
 	LOG_LVL_DEBUG,
+	LOG_LVL_CRIT,		/* always printed; not a level to choose */
 };
 
 /* Set the most verbose level that is printed (default LOG_LVL_INFO). */
@@ -21,7 +22,9 @@ enum log_level log_get_level(void);
 /*
  * Print "nfqd: <level>: <message>\n" with one write(2), or, when stderr
  * is the journal (JOURNAL_STREAM names its device and inode),
- * "<priority><message>\n" (<3> error, <4> warning, <6> info, <7> debug).
+ * "<priority><message>\n" (<2> critical, <3> error, <4> warning, <6> info,
+ * <7> debug). Critical lines (packets no longer judged by the policy the
+ * operator expects) are printed at every level.
  * From a thread with a ring attached (log_ring_attach()) the line goes to
  * the ring instead. Messages follow the subject-first style:
  * "queue 3: bind failed (...)".
@@ -33,6 +36,7 @@ void log_msg(enum log_level level, const char *fmt, ...)
 #define log_warn(...)	log_msg(LOG_LVL_WARNING, __VA_ARGS__)
 #define log_info(...)	log_msg(LOG_LVL_INFO, __VA_ARGS__)
 #define log_debug(...)	log_msg(LOG_LVL_DEBUG, __VA_ARGS__)
+#define log_crit(...)	log_msg(LOG_LVL_CRIT, __VA_ARGS__)
 
 /* Parse "error", "warning", "info", "debug"; -1 if unknown. */
 int log_level_parse(const char *name);

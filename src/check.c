@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "conf.h"
+#include "confenv.h"
 #include "diag.h"
 #include "policy.h"
 
@@ -41,8 +42,13 @@ int nfqd_check_config(const char *path, bool builtin, bool dump)
 
 	rc = load(path, builtin, &c, &d);
 	if (rc == 0) {
+		/* What a start checks: the system's side, and the policy
+		 * with its set files. A dump shows what nfqd understood,
+		 * whatever system it is made on. */
+		int env = dump ? 0 : conf_check_env(c, &d);
+
 		p = policy_build(c, 1, &d);
-		rc = p ? 0 : -EINVAL;
+		rc = p ? env : -EINVAL;
 	}
 	diag_print(stderr, &d);
 	if (rc == 0 && dump) {

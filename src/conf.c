@@ -153,12 +153,25 @@ static int read_all(int fd, char **buf, size_t *len)
 
 int conf_load(const char *path, struct conf **out, struct diags *d)
 {
-	const struct conf_loc whole = { path, 0, 0 };
 	char *buf = NULL;
 	size_t len = 0;
-	int fd, rc;
+	int rc;
 
 	*out = NULL;
+	rc = conf_read_file(path, &buf, &len, d);
+	if (rc < 0)
+		return rc;
+	rc = conf_load_buffer(path, buf, len, out, d);
+	free(buf);
+	return rc;
+}
+
+int conf_read_file(const char *path, char **buf, size_t *len,
+		   struct diags *d)
+{
+	const struct conf_loc whole = { path, 0, 0 };
+	int fd, rc;
+
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
@@ -166,15 +179,11 @@ int conf_load(const char *path, struct conf **out, struct diags *d)
 			 strerror(-rc));
 		return rc;
 	}
-	rc = read_all(fd, &buf, &len);
+	rc = read_all(fd, buf, len);
 	close(fd);
-	if (rc < 0) {
+	if (rc < 0)
 		diag_add(d, DIAG_ERROR, &whole, "cannot read: %s",
 			 strerror(-rc));
-		return rc;
-	}
-	rc = conf_load_buffer(path, buf, len, out, d);
-	free(buf);
 	return rc;
 }
 

@@ -76,6 +76,13 @@ static int cmd_status(const struct ctl_ops *ops, json_t **out)
 		      "adopted", adopted);
 	if (!o)
 		return -ENOMEM;
+	/* Where the running config came from; "refused" only when the
+	 * file was refused at start and the last good config runs. */
+	json_object_set_new(o, "config_state",
+			    json_string(st.config_state ? st.config_state :
+					"file"));
+	if (st.refused)
+		json_object_set_new(o, "refused", json_string(st.refused));
 	*out = o;
 	return 0;
 }

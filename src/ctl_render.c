@@ -55,6 +55,9 @@ int ctl_render_status(FILE *f, json_t *j)
 	fprintf(f, "\nconfig:      %s%s\n", str_of(j, "config"),
 		json_is_true(json_object_get(j, "builtin_config")) ?
 		" (absent: built-in configuration)" : "");
+	if (json_is_string(json_object_get(j, "refused")))
+		fprintf(f, "config state: LAST GOOD CONFIG: the file was refused at start: %s\n",
+			str_of(j, "refused"));
 	fprintf(f, "generation:  %lld\n", (long long)int_of(j, "generation"));
 	fprintf(f, "queues:     ");
 	json_array_foreach(queues, i, q)

@@ -22,6 +22,7 @@
 #include <urcu-qsbr.h>
 
 #include "conf.h"
+#include "confenv.h"
 #include "ctl_cmd.h"
 #include "daemon.h"
 #include "diag.h"
@@ -32,6 +33,7 @@
 #include "queue.h"
 #include "registry.h"
 #include "stats.h"
+#include "svcjob.h"
 
 /* Kernel flags the policy may ask for; probed once at start. */
 #define OPTIONAL_KFLAGS (NFQA_CFG_F_UID_GID | NFQA_CFG_F_CONNTRACK)
@@ -42,14 +44,21 @@
 /* ------------------------------------------------------------------ */
 /* helpers                                                             */
 
+/* The config file (its text in *TEXT, malloc'd), or the built-in one
+ * (*TEXT NULL). */
 static int load_conf(const char *path, bool builtin, struct conf **out,
-		     struct diags *dg)
+		     char **text, size_t *len, struct diags *dg)
 {
+	int rc;
+
 	if (builtin) {
 		*out = conf_default();
 		return *out ? 0 : -ENOMEM;
 	}
-	return conf_load(path, out, dg);
+	rc = conf_read_file(path, text, len, dg);
+	if (rc == 0)
+		rc = conf_load_buffer(path, *text, *len, out, dg);
+	return rc;
 }
 
 /* The CPU for queue NUM: queue base+i runs on the i-th CPU this process
@@ -198,8 +207,13 @@ static void notify_status(const struct nfqd *d, const char *state)
 {
 	struct registry *r = registry_get(&d->reg);
 
-	sd_notifyf(0, "%sSTATUS=generation %llu, %u queues", state,
-		   (unsigned long long)d->generation, r->n);
+	if (d->config_state == NFQD_CONF_LAST_GOOD)
+		sd_notifyf(0, "%sSTATUS=LAST GOOD CONFIG: generation %llu, %u queues; config file refused: %s",
+			   state, (unsigned long long)d->generation, r->n,
+			   d->refused);
+	else
+		sd_notifyf(0, "%sSTATUS=generation %llu, %u queues", state,
+			   (unsigned long long)d->generation, r->n);
 }
 
 /* MONOTONIC_USEC lets systemd (253+) tell this reload from an older one;
@@ -277,17 +291,19 @@ static int open_queues(struct nfqd *d, struct registry *r,
 	return rc;
 }
 
-static int start_queues(struct nfqd *d, const uint16_t *nums, unsigned n)
+/* P: the policy the start's config check built (now ours). */
+static int start_queues(struct nfqd *d, const uint16_t *nums, unsigned n,
+			struct policy *p)
 {
 	struct registry *r = registry_alloc(n);
-	struct policy *p;
 	struct diags dg = { 0 };
 	int rc;
 
-	if (!r)
+	if (!r) {
+		policy_free(p);
 		return -ENOMEM;
-	p = policy_build(d->conf, n, &dg);
-	rc = p ? probe_kflags(d, n ? nums[0] : 0) : -EINVAL;
+	}
+	rc = probe_kflags(d, n ? nums[0] : 0);
 	if (rc == 0)
 		rc = check_kflags(d, p, &dg);
 	diag_log(&dg, "");
@@ -401,6 +417,45 @@ static int drop_privileges(const struct conf_options *o, bool created_dir)
 	return 0;
 }
 
+/*
+ * SIGTERM under systemd: only a restart job keeps the queues bound in
+ * the file descriptor store (the next process adopts them with what is
+ * queued), and so does a manager other than systemd (no systemd unit:
+ * fake_systemd.py in the tests). Anything else (a stop job, no job, a
+ * store that does not hold the sockets, a systemd nfqd cannot ask) is a
+ * final stop: every packet the kernel queued is judged, then the queues
+ * are unbound.
+ */
+static void choose_stop(struct nfqd *d)
+{
+	struct registry *r = registry_get(&d->reg);
+	char why[256];
+	enum svc_stop kind;
+
+	if (!d->fds.under_systemd || !r || r->n == 0)
+		return;
+	kind = svcjob_stop_kind(d->unit, r->n, why, sizeof(why));
+	if (kind == SVC_STOP_NO_UNIT) {
+		/* A service manager speaking systemd's notify protocol
+		 * keeps the sockets: its business what comes next. */
+		log_info("stop: %s: the queues stay bound in the manager's store",
+			 why);
+		return;
+	}
+	if (kind == SVC_STOP_RESTART) {
+		log_info("stop: %s: a restart: the queues stay bound in the store, their packets wait for the next process",
+			 why);
+		return;
+	}
+	if (kind == SVC_STOP_UNKNOWN)
+		log_warn("stop: %s: taken as a final stop", why);
+	else
+		log_info("stop: %s: a final stop", why);
+	log_info("stop: every packet queued is judged, then the queues are unbound");
+	for (unsigned i = 0; i < r->n; i++)
+		fdstore_remove(&d->fds, r->q[i]);
+}
+
 static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	struct nfqd *d = w->data;
@@ -408,6 +463,7 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 
 	if (w->signum != SIGHUP) {
 		log_info("signal %d: stopping", w->signum);
+		choose_stop(d);
 		ev_break(loop, EVBREAK_ALL);
 		return;
 	}
@@ -446,16 +502,150 @@ static void watch_signals(struct nfqd *d)
 	}
 }
 
+/* The config a start runs with, checked as far as a start checks it
+ * before binding: parsed, the system's side (users, groups, paths), the
+ * queue numbers, the policy with its set files. */
+struct start_conf {
+	struct conf *conf;
+	uint16_t *nums;
+	int n;
+	struct policy *pol;
+	char *text;		/* what was parsed (NULL: built-in) */
+	size_t len;
+};
+
+static void start_conf_free(struct start_conf *sc)
+{
+	conf_free(sc->conf);
+	free(sc->nums);
+	policy_free(sc->pol);
+	free(sc->text);
+	memset(sc, 0, sizeof(*sc));
+}
+
+static int check_start_conf(struct nfqd *d, struct start_conf *sc,
+			    struct diags *dg)
+{
+	int rc;
+
+	if (d->builtin_config) {
+		sc->conf = conf_default();
+		rc = sc->conf ? 0 : -ENOMEM;
+	} else {
+		rc = conf_load_buffer(d->config_path, sc->text, sc->len,
+				      &sc->conf, dg);
+	}
+	if (rc == 0)
+		rc = conf_check_env(sc->conf, dg);
+	if (rc == 0) {
+		sc->n = conf_queue_numbers(&sc->conf->opts, &sc->nums);
+		if (sc->n < 0)
+			diag_add(dg, DIAG_ERROR, NULL, "queues: cannot resolve queue numbers (%s)",
+				 strerror(-sc->n));
+		rc = sc->n < 0 ? sc->n : 0;
+	}
+	if (rc == 0) {
+		sc->pol = policy_build(sc->conf, (unsigned)sc->n, dg);
+		rc = sc->pol ? 0 : -EINVAL;
+	}
+	return rc;
+}
+
+/* The first error of DG, one line (malloc'd), or a generic text. */
+static char *first_error(const struct diags *dg, int rc)
+{
+	char *all = dg->errors ? diag_join(dg, DIAG_ERROR) : NULL;
+	char *line;
+
+	if (!all)
+		return strdup(strerror(-rc));
+	all[strcspn(all, "\n")] = '\0';
+	line = strdup(all);
+	free(all);
+	return line;
+}
+
+/*
+ * The config file, checked as a start checks it; when it is refused
+ * and systemd's store keeps the last config that loaded (a restart after
+ * a bad edit), that one: the policy that ran stays enforced, at
+ * priority 2 in the journal, in "nfqd-ctl status" and in STATUS=.
+ */
+static int start_conf(struct nfqd *d, struct start_conf *sc)
+{
+	struct diags dg = { 0 };
+	int rc = 0;
+
+	if (!d->builtin_config)
+		rc = conf_read_file(d->config_path, &sc->text, &sc->len, &dg);
+	if (rc == 0)
+		rc = check_start_conf(d, sc, &dg);
+	diag_log(&dg, "");
+	if (rc == 0) {
+		diag_free(&dg);
+		d->config_state = d->builtin_config ? NFQD_CONF_BUILTIN :
+						       NFQD_CONF_FILE;
+		return 0;
+	}
+	d->refused = first_error(&dg, rc);
+	diag_free(&dg);
+	start_conf_free(sc);
+	if (fdstore_config_text(&d->fds, &sc->text, &sc->len) < 0) {
+		/* Under systemd the rules may already send packets here. */
+		if (d->fds.under_systemd)
+			log_crit("config %s refused (%s) and no last good config is kept in systemd's store: nfqd does not start",
+				 d->config_path, d->refused);
+		return rc;
+	}
+	rc = check_start_conf(d, sc, &dg);
+	diag_log(&dg, "last good config: ");
+	diag_free(&dg);
+	if (rc < 0) {
+		log_crit("config %s refused (%s), and the last good config kept in systemd's store fails too: nfqd does not start",
+			 d->config_path, d->refused);
+		return rc;
+	}
+	d->config_state = NFQD_CONF_LAST_GOOD;
+	log_crit("config %s refused: %s; running the last config that loaded (kept in systemd's file descriptor store) instead: fix the file, then systemctl reload nfqd",
+		 d->config_path, d->refused);
+	return 0;
+}
+
+static int start_with(struct nfqd *d, struct start_conf *sc)
+{
+	int rc;
+
+	if (!d->debug)
+		log_set_level(d->conf->opts.log_level);
+	if (!have_net_admin()) {
+		log_err("no CAP_NET_ADMIN: nfqd must run as root or with CAP_NET_ADMIN to bind NFQUEUE queues");
+		return -EPERM;
+	}
+	/* Packets are judged from the first bind on: names first. */
+	rc = ifcache_start(d->loop, &d->ifc);
+	if (rc < 0)
+		return rc;
+	rc = start_queues(d, sc->nums, (unsigned)sc->n, sc->pol);
+	sc->pol = NULL;
+	if (rc < 0)
+		return rc;
+	/* Only the file's text: a fallback keeps what the store holds. */
+	if (d->config_state == NFQD_CONF_FILE)
+		fdstore_put_config(&d->fds, sc->text, sc->len);
+	return 0;
+}
+
 int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 {
-	uint16_t *nums = NULL;
-	struct diags dg = { 0 };
-	int n, rc;
+	struct start_conf sc = { 0 };
+	int rc;
 
 	registry_init(&d->reg);
 	d->pid = getpid();
 	/* First: sd_listen_fds*() must see LISTEN_PID before anything. */
 	fdstore_collect(&d->fds);
+	if (d->fds.under_systemd)
+		d->unit = svcjob_unit();	/* while /proc/self is ours */
 	d->config_path = config_path;
 	d->builtin_config = builtin;
 	d->loop = ev_default_loop(EVFLAG_AUTO | EVFLAG_SIGNALFD);
@@ -468,33 +658,24 @@ int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 		      LOG_FLUSH_SECONDS);
 	ev_timer_start(d->loop, &d->log_timer);
 
-	rc = load_conf(config_path, builtin, &d->conf, &dg);
-	diag_log(&dg, "");
-	diag_free(&dg);
-	if (rc < 0)
-		return rc;
-	if (!d->debug)
-		log_set_level(d->conf->opts.log_level);
-	if (!have_net_admin()) {
-		log_err("no CAP_NET_ADMIN: nfqd must run as root or with CAP_NET_ADMIN to bind NFQUEUE queues");
-		return -EPERM;
+	rc = start_conf(d, &sc);
+	if (rc == 0) {
+		d->conf = sc.conf;
+		sc.conf = NULL;
+		rc = start_with(d, &sc);
 	}
-	n = conf_queue_numbers(&d->conf->opts, &nums);
-	if (n < 0) {
-		log_err("queues: cannot resolve queue numbers (%s)", strerror(-n));
-		return n;
+	if (rc == 0) {
+		d->generation = 1;
+		d->nqueues = (unsigned)sc.n;
+		d->stats_dir_created = !dir_exists(d->conf->opts.stats_file);
+	} else {
+		/* The config was fine and systemd holds queues with packets
+		 * (a slow kernel, a full socket): worth another start. */
+		d->start_retry = d->conf && d->fds.n_passed;
+		fdstore_report_release(&d->fds);
 	}
-	/* Packets are judged from the first bind on: names first. */
-	rc = ifcache_start(d->loop, &d->ifc);
-	if (rc == 0)
-		rc = start_queues(d, nums, (unsigned)n);
-	free(nums);
-	if (rc < 0)
-		return rc;
-	d->generation = 1;
-	d->nqueues = (unsigned)n;
-	d->stats_dir_created = !dir_exists(d->conf->opts.stats_file);
-	return 0;
+	start_conf_free(&sc);
+	return rc;
 }
 
 int nfqd_serve(struct nfqd *d)
@@ -805,17 +986,33 @@ static int reload_with(struct nfqd *d, struct conf *nc, struct diags *dg)
 int nfqd_reload(struct nfqd *d, struct diags *dg)
 {
 	struct conf *nc = NULL;
+	char *text = NULL;
+	size_t len = 0;
 	int rc;
 
 	notify_reloading(d);
-	rc = load_conf(d->config_path, d->builtin_config, &nc, dg);
+	rc = load_conf(d->config_path, d->builtin_config, &nc, &text, &len,
+		       dg);
+	if (rc == 0)
+		rc = conf_check_env(nc, dg);	/* as a start checks it */
 	if (rc == 0)
 		rc = reload_with(d, nc, dg);
 	if (rc < 0) {
 		conf_free(nc);
+		free(text);
 		notify_reload_failed(d, dg, rc);
 		return rc;
 	}
+	if (text)
+		fdstore_put_config(&d->fds, text, len);
+	free(text);
+	if (d->config_state == NFQD_CONF_LAST_GOOD)
+		log_warn("config %s loaded: no longer running the last good config",
+			 d->config_path);
+	d->config_state = d->builtin_config ? NFQD_CONF_BUILTIN :
+					       NFQD_CONF_FILE;
+	free(d->refused);
+	d->refused = NULL;
 	diag_log(dg, "");	/* only warnings: the reload goes ahead */
 	conf_free(d->conf);
 	d->conf = nc;
@@ -895,6 +1092,10 @@ void nfqd_stop(struct nfqd *d)
 	d->ifc = NULL;
 	conf_free(d->conf);
 	d->conf = NULL;
+	free(d->refused);
+	d->refused = NULL;
+	free(d->unit);
+	d->unit = NULL;
 }
 
 void nfqd_run(struct nfqd *d)
@@ -916,6 +1117,10 @@ static void ctl_status_of(void *ctx, struct ctl_status *out)
 	out->config_path = d->config_path;
 	out->builtin_config = d->builtin_config;
 	out->generation = d->generation;
+	out->config_state = d->config_state == NFQD_CONF_LAST_GOOD ?
+			    "last-good" : d->builtin_config ? "built-in" :
+			    "file";
+	out->refused = d->refused;
 }
 
 /* The control protocol carries the errors as lines. */

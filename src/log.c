@@ -26,14 +26,17 @@ static const char *const level_names[] = {
 	[LOG_LVL_WARNING] = "warning",
 	[LOG_LVL_INFO] = "info",
 	[LOG_LVL_DEBUG] = "debug",
+	[LOG_LVL_CRIT] = "critical",
 };
 
-/* syslog(3) priorities: LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG. */
+/* syslog(3) priorities: LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG,
+ * LOG_CRIT. */
 static const char level_prio[] = {
 	[LOG_LVL_ERROR] = '3',
 	[LOG_LVL_WARNING] = '4',
 	[LOG_LVL_INFO] = '6',
 	[LOG_LVL_DEBUG] = '7',
+	[LOG_LVL_CRIT] = '2',	/* LOG_CRIT */
 };
 
 void log_set_level(enum log_level level)
@@ -48,7 +51,7 @@ enum log_level log_get_level(void)
 
 int log_level_parse(const char *name)
 {
-	for (unsigned i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++)
+	for (unsigned i = 0; i < LOG_LVL_CRIT; i++)
 		if (strcmp(name, level_names[i]) == 0)
 			return (int)i;
 	return -1;
@@ -240,7 +243,7 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (level > log_get_level())
+	if (level > log_get_level() && level != LOG_LVL_CRIT)
 		return;
 	va_start(ap, fmt);
 	if (my_ring) {

@@ -70,7 +70,7 @@ static int run_daemon(struct nfqd *d, const char *path, bool builtin)
 	if (rc == 0)
 		rc = nfqd_serve(d);
 	if (rc < 0)
-		return 1;
+		return d->start_retry ? NFQD_EXIT_RETRY : 1;
 	nfqd_run(d);
 	ctl_stop(ctl);
 	nfqd_stop(d);

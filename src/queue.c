@@ -16,6 +16,7 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_queue.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -40,7 +41,7 @@
  * interfaces, uid/gid, conntrack): generous, so nothing is truncated. */
 #define RX_OVERHEAD	4096
 #define BATCHES_PER_WAKE 64	/* then let the loop look at its async */
-#define DRAIN_SECONDS	0.5	/* most time spent draining on stop */
+#define CLOSE_SECONDS	30	/* most time a final stop judges the backlog */
 #define PENDING_BATCHES	16	/* ledger bound, in receive batches */
 #define PENDING_MIN	1024
 #define RETRY_FIRST	0.001	/* seconds to the first resend */
@@ -316,6 +317,8 @@ static void reconf_report(struct queue *q, int err)
 	__atomic_store_n(&q->reconf_err, err, __ATOMIC_RELAXED);
 	__atomic_store_n(&q->reconf_done, q->reconf_req, __ATOMIC_RELEASE);
 	q->reconf_seq = 0;
+	if (q->in_worker)
+		ev_timer_stop(q->loop, &q->reconf_resend);
 }
 
 static void handle_error_msg(struct queue *q, const struct nlmsghdr *nlh)
@@ -340,12 +343,12 @@ static void handle_error_msg(struct queue *q, const struct nlmsghdr *nlh)
 		}
 		return;
 	}
-	if (q->wait_seq && nlh->nlmsg_seq == q->wait_seq) {
+	if (queue_seq_in(nlh->nlmsg_seq, q->wait_first, q->wait_seq)) {
 		q->acked = true;
 		q->ack_err = e->error;
 		return;
 	}
-	if (q->reconf_seq && nlh->nlmsg_seq == q->reconf_seq) {
+	if (queue_seq_in(nlh->nlmsg_seq, q->reconf_first, q->reconf_seq)) {
 		if (e->error)
 			log_err("queue %u: reconfigure failed (%s)", q->num,
 				strerror(-e->error));
@@ -644,19 +647,76 @@ static void answer_read(struct queue *q)
 			q->num, verdict_batch_pending(&q->vb));
 }
 
-/* Receive and verdict what the socket holds, for a bounded time. */
-static void drain(struct queue *q)
+/* Send queue-maxlen 0 (the flags as they are: fail-open decides what
+ * the kernel does with new packets) with a fresh sequence number. */
+static int send_close(struct queue *q)
 {
-	ev_tstamp end = ev_time() + DRAIN_SECONDS;
+	struct queue_params p = q->params;
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
 
+	p.maxlen = 0;
+	nlh = queue_conf_msg(buf, q->num, &p, false);
+	nlh->nlmsg_flags |= NLM_F_ACK;
+	nlh->nlmsg_seq = q->wait_seq = queue_next_cfg_seq(q);
+	if (!q->wait_first)
+		q->wait_first = q->wait_seq;
+	return mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0 ? -errno : 0;
+}
+
+/* Wait (at most 10 ms) for the socket to become readable. */
+static void wait_readable(const struct queue *q)
+{
+	struct pollfd pfd = { .fd = q->fd, .events = POLLIN };
+
+	rcu_thread_offline();
+	poll(&pfd, 1, 10);
+	rcu_thread_online();
+}
+
+/*
+ * A final stop loses nothing the kernel queued: first queue-maxlen 0, so
+ * that nothing more is queued (new packets are accepted by the kernel
+ * with fail-open, dropped and counted in queue_dropped without), judging
+ * what arrives meanwhile; once the kernel acknowledged it, every packet
+ * still queued is in the socket or in the ledger: read and judge until
+ * the socket is empty. The message is sent again while its ACK is
+ * missing (lost when the receive buffer was full).
+ */
+static void stop_final(struct queue *q)
+{
+	ev_tstamp end = ev_time() + CLOSE_SECONDS, sent = 0;
+	uint64_t before = q->live.packets;
+	int rc = 0;
+
+	q->acked = false;
+	q->wait_first = q->wait_seq = 0;
+	while (!q->acked && ev_time() < end && rc == 0) {
+		if (ev_time() - sent >= QUEUE_RESEND_MS / 1000.) {
+			rc = send_close(q);
+			sent = ev_time();
+		}
+		if (queue_receive_batch(q) == 0)
+			wait_readable(q);
+		rcu_quiescent_state();
+	}
+	q->wait_seq = 0;
+	q->closed = q->acked && q->ack_err == 0;
+	if (!q->closed)
+		log_err("queue %u: stop: the kernel did not take queue-maxlen 0 (%s): packets arriving now may be flushed at the unbind",
+			q->num, strerror(rc ? -rc : q->acked ? -q->ack_err : ETIMEDOUT));
 	while (ev_time() < end) {
 		int n = queue_receive_batch(q);
 
 		rcu_quiescent_state();
-		if (n == 0)
+		if (n > 0)
+			continue;
+		if (!verdict_batch_pending(&q->vb))
 			break;
+		send_verdicts(q);
 	}
 	answer_read(q);
+	q->stop_judged = q->live.packets - before;
 }
 
 /*
@@ -694,11 +754,47 @@ fail:
 	return -ENOMEM;
 }
 
+/* Send the worker's params as a reconfigure, with the next sequence
+ * number; the ACK comes back through the receive path
+ * (handle_error_msg), which reports it to the main thread. Until then
+ * the timer sends it again: a full receive buffer loses ACKs. */
+static void send_reconf(struct queue *q)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+
+	nlh = queue_conf_msg(buf, q->num, &q->params, false);
+	nlh->nlmsg_flags |= NLM_F_ACK;
+	nlh->nlmsg_seq = q->reconf_seq = queue_next_cfg_seq(q);
+	if (!q->reconf_first)
+		q->reconf_first = q->reconf_seq;
+	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0) {
+		int err = -errno;
+
+		log_err("queue %u: reconfigure failed (%s)", q->num,
+			strerror(-err));
+		reconf_report(q, err);
+		return;
+	}
+	if (q->in_worker)
+		ev_timer_again(q->loop, &q->reconf_resend);
+}
+
+static void on_reconf_resend(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct queue *q = w->data;
+
+	if (!q->reconf_seq)
+		return;
+	if (q->reconf_seq == q->reconf_first)
+		log_info("queue %u: no ACK from the kernel in %d ms (lost when the receive buffer is full): reconfigure sent again",
+			 q->num, QUEUE_RESEND_MS);
+	send_reconf(q);
+}
+
 static void apply_params(struct queue *q, struct reconf *rq)
 {
 	struct queue_params *np = &rq->p;
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh;
 
 	/* Out of memory: the reload fails (the main thread waits for this
 	 * answer) and this queue keeps its old options. */
@@ -713,20 +809,10 @@ static void apply_params(struct queue *q, struct reconf *rq)
 		return;
 	}
 	q->params = *np;
-	/* The ACK comes back through the receive path (handle_error_msg),
-	 * which reports it to the main thread. */
-	nlh = queue_conf_msg(buf, q->num, np, false);
-	nlh->nlmsg_flags |= NLM_F_ACK;
-	nlh->nlmsg_seq = q->reconf_seq = queue_next_cfg_seq(q);
 	q->reconf_req = rq->req;
-	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0) {
-		int err = -errno;
-
-		log_err("queue %u: reconfigure failed (%s)", q->num,
-			strerror(-err));
-		reconf_report(q, err);
-	}
+	q->reconf_first = 0;
 	free(rq);
+	send_reconf(q);
 }
 
 static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
@@ -740,10 +826,11 @@ static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
 	if (__atomic_load_n(&q->stopping, __ATOMIC_ACQUIRE)) {
 		ev_io_stop(loop, &q->io);
 		ev_timer_stop(loop, &q->retry);
+		ev_timer_stop(loop, &q->reconf_resend);
 		if (q->keep_bound)
 			answer_read(q);
 		else
-			drain(q);
+			stop_final(q);
 		ev_break(loop, EVBREAK_ALL);
 	}
 }
@@ -810,6 +897,9 @@ int queue_start(struct queue *q)
 	ev_async_start(q->loop, &q->wake);
 	ev_timer_init(&q->retry, on_retry, RETRY_FIRST, 0.);
 	q->retry.data = q;
+	ev_timer_init(&q->reconf_resend, on_reconf_resend, 0.,
+		      QUEUE_RESEND_MS / 1000.);
+	q->reconf_resend.data = q;
 
 	pthread_attr_init(&attr);
 	if (q->cpu >= 0) {
@@ -872,6 +962,8 @@ void queue_request_stop(struct queue *q)
 {
 	if (!q->started)
 		return;
+	if (!q->keep_bound && !q->stop_known)
+		queue_conf_stop_begin(q);
 	__atomic_store_n(&q->stopping, true, __ATOMIC_RELEASE);
 	ev_async_send(q->loop, &q->wake);
 }

@@ -37,7 +37,9 @@
 #define SOL_NETLINK 270
 #endif
 
-#define ACK_TIMEOUT_MS	2000
+/* The most a config message waits for its ACK, sent again meanwhile:
+ * a slow ACK (a receive buffer full of packets) is not a failure. */
+#define ACK_TIMEOUT_MS	10000
 
 /* ------------------------------------------------------------------ */
 /* messages                                                            */
@@ -74,43 +76,81 @@ struct nlmsghdr *queue_conf_msg(char *buf, uint16_t num,
 	return nlh;
 }
 
-/* Send NLH with an ACK request and wait for the ACK, giving verdicts to
- * any packet that arrives meanwhile. Only while no worker runs. */
-static int talk(struct queue *q, struct nlmsghdr *nlh)
+static long ms_since(const struct timespec *t0)
 {
-	struct timespec start, now;
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t0->tv_sec) * 1000 +
+	       (now.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/*
+ * Send NLH with an ACK request and wait for the ACK, giving verdicts to
+ * any packet that arrives meanwhile. Only while no worker runs. The
+ * kernel sends an ACK without waiting (MSG_DONTWAIT): when the receive
+ * buffer is full it is lost, so the message goes again, with the next
+ * sequence number, every QUEUE_RESEND_MS until one is answered (*RESENT
+ * then says the kernel may have applied an earlier copy).
+ */
+static int talk_resent(struct queue *q, struct nlmsghdr *nlh, bool *resent)
+{
+	struct timespec start, sent;
 
 	nlh->nlmsg_flags |= NLM_F_ACK;
-	nlh->nlmsg_seq = queue_next_cfg_seq(q);
-	q->wait_seq = nlh->nlmsg_seq;
 	q->acked = false;
-	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
+	q->wait_first = q->wait_seq = 0;
+	*resent = false;
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (!q->acked) {
+	while (!q->acked && ms_since(&start) < ACK_TIMEOUT_MS) {
 		struct pollfd pfd = { .fd = q->fd, .events = POLLIN };
-		long ms;
 
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		ms = (now.tv_sec - start.tv_sec) * 1000 +
-		     (now.tv_nsec - start.tv_nsec) / 1000000;
-		if (ms >= ACK_TIMEOUT_MS)
-			break;
-		if (poll(&pfd, 1, (int)(ACK_TIMEOUT_MS - ms)) < 0 &&
-		    errno != EINTR)
+		if (!q->wait_seq || ms_since(&sent) >= QUEUE_RESEND_MS) {
+			if (q->wait_seq && !*resent)
+				log_info("queue %u: no ACK from the kernel in %d ms (lost when the receive buffer is full): config message sent again",
+					 q->num, QUEUE_RESEND_MS);
+			*resent = q->wait_seq != 0;
+			nlh->nlmsg_seq = queue_next_cfg_seq(q);
+			if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0) {
+				q->wait_seq = 0;
+				return -errno;
+			}
+			q->wait_seq = nlh->nlmsg_seq;
+			if (!q->wait_first)
+				q->wait_first = q->wait_seq;
+			clock_gettime(CLOCK_MONOTONIC, &sent);
+		}
+		if (queue_receive_batch(q) == 0 &&
+		    poll(&pfd, 1, QUEUE_RESEND_MS) < 0 && errno != EINTR) {
+			q->wait_seq = 0;
 			return -errno;
-		queue_receive_batch(q);
+		}
 	}
 	q->wait_seq = 0;
 	return q->acked ? q->ack_err : -ETIMEDOUT;
 }
 
-/* Bind (when BIND) and configure Q with q->params, in one message. */
+static int talk(struct queue *q, struct nlmsghdr *nlh)
+{
+	bool resent;
+
+	return talk_resent(q, nlh, &resent);
+}
+
+/* Bind (when BIND) and configure Q with q->params, in one message. A
+ * bind sent again answers EBUSY when the first copy bound the queue
+ * (without applying its options): configure it then. */
 static int configure(struct queue *q, bool bind)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
+	bool resent;
+	int rc;
 
-	return talk(q, queue_conf_msg(buf, q->num, &q->params, bind));
+	rc = talk_resent(q, queue_conf_msg(buf, q->num, &q->params, bind),
+			 &resent);
+	if (rc == -EBUSY && bind && resent)
+		rc = talk(q, queue_conf_msg(buf, q->num, &q->params, false));
+	return rc;
 }
 
 static void log_conf_error(const struct queue *q, const char *what, int rc)
@@ -441,10 +481,53 @@ out:
 /* ------------------------------------------------------------------ */
 /* unbinding                                                           */
 
+void queue_conf_stop_begin(struct queue *q)
+{
+	struct kqueue_line k;
+
+	q->stop_known = stats_kernel_line(q->num, &k) == 0;
+	q->stop_qdropped = q->stop_known ? k.queue_dropped : 0;
+}
+
+/*
+ * What a final stop did, from the kernel's counters just before the
+ * unbind: the backlog judged, what arrived during the stop, and whether
+ * the kernel's count of queued packets matches this process's. Packets
+ * the rules send from now on meet no listener: dropped, or accepted
+ * with --queue-bypass, and counted nowhere; so when the rules still
+ * send packets (some arrived during the stop), priority 2.
+ */
+static void stop_report(const struct queue *q)
+{
+	struct kqueue_line k;
+	uint32_t arrived;
+	bool open = q->params.flags & NFQA_CFG_F_FAIL_OPEN;
+
+	if (stats_kernel_line(q->num, &k) < 0) {
+		log_warn("queue %u: stop: no kernel counters to report", q->num);
+		return;
+	}
+	arrived = q->stop_known ? k.queue_dropped - q->stop_qdropped : 0;
+	log_info("queue %u: stop: %llu queued packets judged, %u left in the kernel queue; kernel id_sequence %u, packets received by this process %llu (%s)",
+		 q->num, (unsigned long long)q->stop_judged, k.queue_total,
+		 k.id_sequence, (unsigned long long)q->live.packets,
+		 q->adopted ? "adopted: the ids count earlier processes' packets too" :
+			      "bound by this process: equal when nothing was lost");
+	if (!q->closed)
+		return;
+	if (open && q->stop_judged)
+		log_crit("queue %u: released: packets arriving during the stop were accepted by the kernel unjudged (fail-open yes; the kernel does not count them); from now on the rules' packets to this queue are dropped, or accepted with --queue-bypass",
+			 q->num);
+	else if (!open && (arrived || q->stop_judged))
+		log_crit("queue %u: released: %u packets arriving during the stop were dropped by the kernel (queue_dropped, fail-open no); from now on the rules' packets to this queue are dropped, or accepted with --queue-bypass",
+			 q->num, arrived);
+}
+
 void queue_conf_unbind(struct queue *q)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
+	bool resent;
 	int rc;
 
 	if (!q->bound)
@@ -459,11 +542,14 @@ void queue_conf_unbind(struct queue *q)
 	q->unbinding = true;
 	nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, q->num);
 	nfq_nlmsg_cfg_put_cmd(nlh, AF_UNSPEC, NFQNL_CFG_CMD_UNBIND);
-	rc = talk(q, nlh);
+	stop_report(q);
+	rc = talk_resent(q, nlh, &resent);
+	if (rc == -ENODEV && resent)
+		rc = 0;	/* the first copy unbound it; its ACK was lost */
 	if (rc < 0)
 		log_warn("queue %u: unbind failed (%s)", q->num, strerror(-rc));
 	if (q->flushed)
-		log_info("queue %u: unbound; the kernel dropped %llu packets still queued",
+		log_crit("queue %u: unbound; the kernel dropped %llu packets still queued",
 			 q->num, (unsigned long long)q->flushed);
 	queue_counters_publish(q);
 }

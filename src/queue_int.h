@@ -59,12 +59,24 @@ struct queue {
 	size_t rx_each;
 	struct verdict_batch vb;
 
-	/* acknowledgement awaited by the synchronous config path */
-	uint32_t wait_seq;
+	/* acknowledgement awaited by the synchronous config path: a config
+	 * message sent again (its ACK may have been lost to a full receive
+	 * buffer) gets the next number, and an ACK of any of them counts */
+	uint32_t wait_first;	/* first number of the message awaited */
+	uint32_t wait_seq;	/* its last number; 0 when none awaited */
 	bool acked;
 	int ack_err;
+	uint32_t reconf_first;	/* the same for the worker's reconfigure */
 	uint32_t reconf_seq;
 	uint32_t reconf_req;	/* worker: the request reconf_seq answers */
+	ev_timer reconf_resend;	/* worker: no ACK yet, send it again */
+
+	/* a final stop (queue.c, stop_final): the kernel's queue_dropped when it
+	 * began, and the packets the worker judged after it began */
+	uint32_t stop_qdropped;
+	bool stop_known;	/* stop_qdropped read */
+	bool closed;		/* the kernel acknowledged maxlen 0 */
+	uint64_t stop_judged;
 	bool unbinding;		/* packets now read were flushed by the kernel */
 	uint64_t flushed;
 
@@ -156,6 +168,19 @@ void queue_orphans_adopted(struct queue *q);
 
 /* The kernel's answer ERR (0 or -ENOENT) to the orphans' message. */
 void queue_orphans_answered(struct queue *q, int err);
+
+/* Does SEQ lie in FIRST..LAST (wrapping; LAST 0: nothing awaited)? */
+static inline bool queue_seq_in(uint32_t seq, uint32_t first, uint32_t last)
+{
+	return last && seq - first <= last - first;
+}
+
+/* How long an ACK may take before the message is sent again. */
+#define QUEUE_RESEND_MS	100
+
+/* Main thread, before a final stop: note the kernel's counters. */
+void queue_conf_stop_begin(struct queue *q);
+
 
 /* Unbind a stopped queue (unless keep_bound), counting what the kernel
  * flushed. */

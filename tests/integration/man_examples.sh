@@ -32,6 +32,10 @@ for page in "$MAN"/nfqd.conf.5 "$MAN"/nfqd.8 "$MAN"/nfqd-ctl.8; do
 		# A set's element file is read by "nfqd -t": one is made.
 		sed -i -E "s|^([[:space:]]*)file \"[^\"]*\"|\1file \"$TMP/setfile\"|" "$TMP/ex"
 		echo "198.51.100.7" >"$TMP/setfile"
+		# "nfqd -t" checks that option user and control-group exist:
+		# the example's names are for the host it describes; here
+		# ones that exist stand in for them.
+		sed -i -E "s/^([[:space:]]*)user \"[^\"]*\"/\1user \"nobody\"/; s/^([[:space:]]*)control-group \"[^\"]*\"/\1control-group \"$(id -gn nobody)\"/" "$TMP/ex"
 		out=$("$NFQD" -t -c "$TMP/ex" 2>&1) ||
 			fail "$(basename "$page") example $i: nfqd -t: $out"
 		log "$(basename "$page") example $i: $out"
