@@ -328,6 +328,19 @@ struct output {
 	char *tmp;
 };
 
+/* Why FILE cannot be written: its directory, not the temporary name. */
+static void output_error(const char *file, int e)
+{
+	char *dir = strdup(file), *slash = dir ? strrchr(dir, '/') : NULL;
+
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	fprintf(stderr, "nfqd-ctl: cannot write %s: directory %s: %s%s\n",
+		file, slash ? dir : ".", strerror(e),
+		e == ENOENT ? " (create it, or give another file with -o)" : "");
+	free(dir);
+}
+
 static int output_open(const struct opts *o, struct output *out)
 {
 	mode_t mask;
@@ -343,8 +356,7 @@ static int output_open(const struct opts *o, struct output *out)
 	}
 	fd = mkstemp(out->tmp);
 	if (fd < 0 || !(out->f = fdopen(fd, "w"))) {
-		fprintf(stderr, "nfqd-ctl: %s: %s\n", out->tmp,
-			strerror(errno));
+		output_error(o->output, errno);
 		if (fd >= 0) {
 			close(fd);
 			unlink(out->tmp);

@@ -117,11 +117,13 @@ rc=$?
 [ $rc -eq 3 ] || fail "unreachable daemon: exit $rc, want 3"
 grep -q "$TMP/nope.sock.*No such file or directory" "$TMP/unreach.txt" \
 	|| fail "unreachable message: $(cat "$TMP/unreach.txt")"
+grep -qF "is nfqd running? (systemctl status nfqd)" "$TMP/unreach.txt" \
+	|| fail "unreachable message says not what to do: $(cat "$TMP/unreach.txt")"
 # A socket nobody listens on.
 "$PY" -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$TMP/dead.sock"
 in_b "$NFQD_CTL" -s "$TMP/dead.sock" status 2>"$TMP/dead.txt"
 [ $? -eq 3 ] || fail "dead socket: not exit 3"
-grep -q "Connection refused" "$TMP/dead.txt" || fail "dead socket message: $(cat "$TMP/dead.txt")"
+grep -q "Connection refused.*is nfqd running?" "$TMP/dead.txt" || fail "dead socket message: $(cat "$TMP/dead.txt")"
 
 # A second daemon must not steal a live socket.
 CONF2=$(conf_file nfqd2.conf <<EOF

@@ -103,7 +103,7 @@ printf 'options { queues 0-3; }\nhook forward { tcp dport 5201 bypass accept; }\
 	>"$TMP/fwd.conf"
 awk '/, that is$/ { on = 1; next } on && /^\.fi/ { exit }
 	on && /^iptables/ { gsub(/\\-/, "-"); gsub(/\\e/, "\\"); print }
-	on && /^ / { gsub(/\\-/, "-"); print }' "$TOP_SRCDIR/man/nfqd-rules.8" |
+	on && /^ / { gsub(/\\-/, "-"); print }' "$TOP_BUILDDIR/man/nfqd-rules.8" |
 	sed -e ':a' -e '/\\$/N; s/\\\n *//; ta' |
 	sed -E 's/^iptables -t ([a-z]+) -N (.*)/\1 :\2 - [0:0]/; s/^iptables -t ([a-z]+) /\1 /' \
 	>"$TMP/man-rules"
