@@ -33,8 +33,9 @@ struct ctl_ops {
 	void *ctx;
 	const struct registry_root *root;	/* queues, policy (RCU) */
 	void (*status)(void *ctx, struct ctl_status *out);
-	/* Re-read the config: 0, or a negative errno with *errors (malloc'd
-	 * lines "FILE:LINE:COL: message\n"). */
+	/* Re-read the config: 0 with *errors the config's warnings, or a
+	 * negative errno with *errors its errors (malloc'd lines
+	 * "FILE:LINE:COL: message\n", or NULL for none). */
 	int (*reload)(void *ctx, char **errors);
 	void (*counters_reset)(void *ctx);
 };

@@ -893,7 +893,9 @@ static int ctl_reload(void *ctx, char **errors)
 	struct diags dg = { 0 };
 	int rc = nfqd_reload(ctx, &dg);
 
-	*errors = diag_join(&dg, DIAG_ERROR);
+	/* A refused reload reports its errors; one that went ahead, its
+	 * warnings. */
+	*errors = diag_join(&dg, rc < 0 ? DIAG_ERROR : DIAG_WARNING);
 	diag_free(&dg);
 	return rc;
 }

@@ -49,10 +49,17 @@ struct opts {
 /* Print the OK answer J in text form on F. */
 typedef int (*render_fn)(FILE *f, json_t *j);
 
+/* Warnings go to stderr (the journal, under systemctl reload); the
+ * reload itself succeeded. */
 static int render_reload(FILE *f, json_t *j)
 {
+	json_t *w;
+	size_t i;
+
 	fprintf(f, "reloaded: generation %lld\n", (long long)
 		json_integer_value(json_object_get(j, "generation")));
+	json_array_foreach(json_object_get(j, "warnings"), i, w)
+		fprintf(stderr, "nfqd-ctl: warning: %s\n", json_string_value(w));
 	return 0;
 }
 
