@@ -87,4 +87,9 @@ uint64_t policy_policy_packets(const struct policy *p, enum conf_hook_id h);
 /* Zero what the counters report (main thread). */
 void policy_counters_reset(struct policy *p);
 
+/* Log how many lines each log rule suppressed in a second that is over
+ * (the rate limit: 10 lines per rule and second). Main thread, on a
+ * timer; P may be NULL. */
+void policy_log_report(struct policy *p);
+
 #endif

@@ -432,7 +432,10 @@ static void loop_acquire(struct ev_loop *loop)
 
 static void on_log_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
+	struct nfqd *d = w->data;
+
 	log_rings_flush();
+	policy_log_report(registry_policy(&d->reg));
 }
 
 static void watch_signals(struct nfqd *d)
@@ -466,6 +469,7 @@ int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 	watch_signals(d);
 	ev_timer_init(&d->log_timer, on_log_timer, LOG_FLUSH_SECONDS,
 		      LOG_FLUSH_SECONDS);
+	d->log_timer.data = d;
 	ev_timer_start(d->loop, &d->log_timer);
 
 	rc = load_conf(config_path, builtin, &d->conf, &dg);
