@@ -288,11 +288,23 @@ static json_t *hook_json(const struct policy *p, enum conf_hook_id h)
 			 "rules", rules);
 }
 
+/* [{"set":"NAME","elements":N}] of P's named sets. */
+static json_t *sets_json(const struct policy *p)
+{
+	json_t *a = json_array();
+
+	for (unsigned i = 0; a && i < policy_named_sets(p); i++)
+		json_array_append_new(a, json_pack("{s:s, s:I}",
+			"set", policy_set_name(p, i), "elements",
+			(json_int_t)policy_set_elements(p, i)));
+	return a;
+}
+
 static int cmd_rules(const struct ctl_ops *ops, json_t **out)
 {
 	struct ctl_status st;
 	struct policy *p;
-	json_t *hooks = json_array();
+	json_t *hooks = json_array(), *sets = NULL;
 
 	if (!hooks)
 		return -ENOMEM;
@@ -305,10 +317,11 @@ static int cmd_rules(const struct ctl_ops *ops, json_t **out)
 			hooks = NULL;
 		}
 	}
+	sets = sets_json(p);
 	rcu_read_unlock();
 	ops->status(ops->ctx, &st);
-	*out = json_pack("{s:I, s:o}", "generation", (json_int_t)st.generation,
-			 "hooks", hooks);
+	*out = json_pack("{s:I, s:o, s:o*}", "generation",
+			 (json_int_t)st.generation, "hooks", hooks, "sets", sets);
 	return *out ? 0 : -ENOMEM;
 }
 

@@ -170,6 +170,10 @@ int ctl_render_rules(FILE *f, json_t *j)
 	if (!json_is_array(hooks))
 		return -EINVAL;
 	fprintf(f, "generation %lld\n", (long long)int_of(j, "generation"));
+	json_array_foreach(json_object_get(j, "sets"), i, h)
+		fprintf(f, "set %s: %lld element%s\n", str_of(h, "set"),
+			(long long)int_of(h, "elements"),
+			int_of(h, "elements") == 1 ? "" : "s");
 	json_array_foreach(hooks, i, h)
 		render_hook(f, h);
 	return 0;

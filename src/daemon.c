@@ -778,6 +778,7 @@ static int reload_with(struct nfqd *d, struct conf *nc, struct diags *dg)
 int nfqd_reload(struct nfqd *d, struct diags *dg)
 {
 	struct conf *nc = NULL;
+	char *sets;
 	int rc;
 
 	notify_reloading(d);
@@ -796,9 +797,12 @@ int nfqd_reload(struct nfqd *d, struct diags *dg)
 	if (!d->debug)
 		log_set_level(nc->opts.log_level);
 	stats_reconfigure(d->stats, &d->conf->opts);
-	log_info("reloaded %s: generation %llu, %u queues",
+	sets = policy_sets_summary(registry_policy(&d->reg));
+	log_info("reloaded %s: generation %llu, %u queues%s%s",
 		 d->builtin_config ? "built-in config" : d->config_path,
-		 (unsigned long long)d->generation, registry_get(&d->reg)->n);
+		 (unsigned long long)d->generation, registry_get(&d->reg)->n,
+		 sets ? ", sets: " : "", sets ? sets : "");
+	free(sets);
 	notify_status(d, "READY=1\n");
 	return 0;
 }
