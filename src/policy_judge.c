@@ -149,6 +149,8 @@ static void log_dev(const struct ifcache *ifc, uint32_t ifindex, bool present,
 		snprintf(name, IF_NAMESIZE, "#%u", ifindex);
 }
 
+#define RING_FIELDS_MAX	320	/* log.c keeps as much of the fields */
+
 /* The verdict a log line names: what the rule decided. */
 static const char *verdict_word(uint32_t v)
 {
@@ -171,7 +173,7 @@ static void log_packet(const struct policy *p, const struct crule *r,
 {
 	char in[IF_NAMESIZE], out[IF_NAMESIZE];
 	char src[INET6_ADDRSTRLEN] = "?", dst[INET6_ADDRSTRLEN] = "?";
-	char l4[48] = "";
+	char l4[48] = "", ports[48] = "", fields[RING_FIELDS_MAX];
 
 	log_dev(p->ifc, pkt->indev, pkt->flags & PKT_HAS_INDEV, in);
 	log_dev(p->ifc, pkt->outdev, pkt->flags & PKT_HAS_OUTDEV, out);
@@ -182,10 +184,18 @@ static void log_packet(const struct policy *p, const struct crule *r,
 	if ((pkt->l4proto == IPPROTO_ICMP || pkt->l4proto == IPPROTO_ICMPV6) &&
 	    pkt_th_state(pkt, PKT_TH_TYPE_END) == PKT_PRESENT)
 		snprintf(l4, sizeof(l4), " TYPE=%u", pkt->icmp_type);
-	else if (pkt_th_state(pkt, PKT_TH_DPORT_END) == PKT_PRESENT)
+	else if (pkt_th_state(pkt, PKT_TH_DPORT_END) == PKT_PRESENT) {
 		snprintf(l4, sizeof(l4), " SPT=%u DPT=%u", pkt->sport,
 			 pkt->dport);
-	log_info("%shook %s rule %u (%s): IN=%s OUT=%s SRC=%s DST=%s LEN=%u "
+		snprintf(ports, sizeof(ports), "NFQD_SPT=%u\nNFQD_DPT=%u\n",
+			 pkt->sport, pkt->dport);
+	}
+	/* The same facts as journal fields (log.h, log_fields()). */
+	snprintf(fields, sizeof(fields), "NFQD_HOOK=%s\nNFQD_RULE=%u\n"
+		 "NFQD_RULE_AT=%s\nNFQD_VERDICT=%s\nNFQD_SRC=%s\nNFQD_DST=%s\n"
+		 "NFQD_PROTO=%u\n%s", conf_hook_name(r->hook), r->pos, r->where,
+		 verdict_word(r->verdict), src, dst, pkt->l4proto, ports);
+	log_fields(LOG_LVL_INFO, fields, "%shook %s rule %u (%s): IN=%s OUT=%s SRC=%s DST=%s LEN=%u "
 		 "PROTO=%u%s MARK=0x%x VERDICT=%s",
 		 r->log_prefix ? r->log_prefix : "",
 		 conf_hook_name(r->hook), r->pos, r->where, in, out, src, dst,

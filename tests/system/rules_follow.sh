@@ -7,7 +7,8 @@
 # nfqd-rules.service enabled (one command), a reload adding hook output
 # installs its rules first (no warning, the hook's packets judged), and
 # after a reboot of the container the rules are back and traffic is
-# judged. Also: nfqd-prometheus.service skips with one line where
+# judged, and a log statement's lines are in the journal with fields
+# (NFQD_VERDICT, NFQD_SRC, NFQD_DPT, ...). Also: nfqd-prometheus.service skips with one line where
 # node_exporter's directory is missing.
 . "$(dirname "$0")/lib.sh"
 
@@ -26,7 +27,7 @@ conf_output() {
 	sys_write_conf <<'EOC'
 options { queues 0-1; }
 hook input { udp dport 9 drop; }
-hook output { udp dport 6100 drop; }
+hook output { udp dport 6100 log prefix "out " drop; }
 EOC
 }
 # After nfqd: count and drop what it let through, per port.
@@ -131,6 +132,23 @@ wait_delivered 10 20
 [ "$(delivered 6100)" = 0 ] || fail "after the reboot port 6100: $(delivered 6100) of 20 delivered"
 ctl_c -j rules | grep -q '"packets": 20' || fail "no rule counted 20 hits: $(ctl_c rules)"
 log "after the reboot: rules back, port 9 0/20, port 6100 0/20, port 10 20/20 delivered"
+# The log statement's lines carry journal fields (native protocol).
+for i in $(seq 1 100); do
+	in_c journalctl -u nfqd NFQD_DPT=6100 --no-pager -o json >"$TMP/fields.json"
+	[ -s "$TMP/fields.json" ] && break
+	sleep 0.1
+done
+head -n 1 "$TMP/fields.json" | /usr/bin/python3 -c '
+import json, sys
+d = json.loads(sys.stdin.readline())
+want = {"NFQD_HOOK": "output", "NFQD_RULE": "1", "NFQD_VERDICT": "drop",
+        "NFQD_SRC": "127.0.0.1", "NFQD_DST": "127.0.0.1", "NFQD_PROTO": "17",
+        "NFQD_DPT": "6100", "PRIORITY": "6", "_SYSTEMD_UNIT": "nfqd.service"}
+bad = {k: d.get(k) for k in want if d.get(k) != want[k]}
+assert not bad and d["MESSAGE"].startswith("out hook output rule 1 ") \
+    and d["MESSAGE"].endswith(" VERDICT=drop") and "NFQD_SPT" in d, (bad, d)
+print("#   " + " ".join("%s=%s" % (k, d[k]) for k in sorted(d) if k.startswith("NFQD_")))
+' || fail "journal fields of a log line: $(head -n 1 "$TMP/fields.json")"
 log "$(ctl_c status | grep '^hook' | tr '\n' ';')"
 
 # --- nfqd-prometheus.service without node_exporter: skipped, not failed
