@@ -32,6 +32,12 @@ out=$("$D$NFQD_SBINDIR/nfqd" -t --dump -c "$D$NFQD_EXAMPLESDIR/ips-blocklist.con
 echo "$out" | grep -q "192.0.2.66" || fail "ips-blocklist.conf did not read the installed blocklist-v4.txt: $out"
 
 mk uninstall
-left=$(find "$D" -mindepth 1 | sed "s|^$D||" | grep nfqd | sort)
+# What is left, but the directories of the prefix itself (make distcheck's
+# prefix has "nfqd" in its name), with the prefix cut off.
+prefix=${NFQD_SBINDIR%/sbin}
+left=$(find "$D" -mindepth 1 | sed "s|^$D||" | sort | while read -r p; do
+	case $prefix/ in "$p"/*) continue ;; esac
+	echo "${p#"$prefix"}"
+done | grep nfqd)
 [ -z "$left" ] || fail "make uninstall left: $left"
 log "make uninstall left nothing of nfqd's ($(find "$D" -type f | wc -l) files, $(find "$D" -depth -type d -empty | wc -l) empty shared dirs remain)"
