@@ -48,6 +48,11 @@ struct ctl_ops {
 int ctl_cmd_run(const struct ctl_ops *ops, const struct proto_request *r,
 		json_t **out);
 
+/* Log a warning, after "WHAT: ", for each hook the policy of ROOT judges
+ * that no kernel rule queues packets from (krules.h), naming
+ * "nfqd-rules install". Main thread. A control reload does it itself. */
+void ctl_warn_unfed_hooks(const struct registry_root *root, const char *what);
+
 /* {"error":"<formatted message>"}, or NULL on ENOMEM. */
 json_t *ctl_error_json(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));

@@ -54,19 +54,20 @@ struct hook_view {
 	struct krules_found k;
 };
 
-static void hook_view_read(const struct ctl_ops *ops, struct hook_view *v)
+static void hook_view_read(const struct registry_root *root,
+			   struct hook_view *v)
 {
 	const struct policy *p;
 	struct registry *r;
 
 	memset(v, 0, sizeof(*v));
 	rcu_read_lock();
-	p = registry_policy(ops->root);
+	p = registry_policy(root);
 	for (int h = 0; p && h < QUEUE_HOOKS; h++)
 		if (policy_rule_count(p, h) ||
 		    policy_hook_policy(p, h) == VERDICT_DROP)
 			v->used |= 1u << h;
-	r = registry_get(ops->root);
+	r = registry_get(root);
 	for (unsigned i = 0; r && i < r->n && i < NFQD_MAX_QUEUES; i++) {
 		v->nums[v->n++] = queue_num(r->q[i]);
 		for (unsigned h = 0; h < QUEUE_HOOKS; h++) {
@@ -133,7 +134,7 @@ static json_t *hooks_status_json(const struct ctl_ops *ops)
 		json_decref(a);
 		return NULL;
 	}
-	hook_view_read(ops, v);
+	hook_view_read(ops->root, v);
 	for (unsigned h = 0; h < QUEUE_HOOKS; h++)
 		if (v->used & (1u << h))
 			json_array_append_new(a, hook_status_json(v, h, now));
@@ -141,9 +142,9 @@ static json_t *hooks_status_json(const struct ctl_ops *ops)
 	return a;
 }
 
-/* After a reload: a hook the new policy judges that no kernel rule
- * queues from gets a warning (logged, and in the answer). */
-static json_t *reload_warnings(const struct ctl_ops *ops)
+/* A hook the policy judges that no kernel rule queues from gets a
+ * warning, logged after WHAT and returned (a JSON array). */
+static json_t *unfed_hooks(const struct registry_root *root, const char *what)
 {
 	struct hook_view *v = malloc(sizeof(*v));
 	json_t *w = json_array();
@@ -154,7 +155,7 @@ static json_t *reload_warnings(const struct ctl_ops *ops)
 		json_decref(w);
 		return NULL;
 	}
-	hook_view_read(ops, v);
+	hook_view_read(root, v);
 	for (unsigned h = 0; h < QUEUE_HOOKS; h++) {
 		if (!(v->used & (1u << h)) || hook_queued(v, h) != 0)
 			continue;
@@ -162,11 +163,16 @@ static json_t *reload_warnings(const struct ctl_ops *ops)
 			 "packets to nfqd's queues, so its rules judge nothing; "
 			 "run: nfqd-rules install (or enable nfqd-rules.service)",
 			 conf_hook_name(h));
-		log_warn("control: reload: %s", msg);
+		log_warn("%s: %s", what, msg);
 		json_array_append_new(w, json_string(msg));
 	}
 	free(v);
 	return w;
+}
+
+void ctl_warn_unfed_hooks(const struct registry_root *root, const char *what)
+{
+	json_decref(unfed_hooks(root, what));
 }
 
 static int cmd_status(const struct ctl_ops *ops, json_t **out)
@@ -379,7 +385,7 @@ static int cmd_reload(const struct ctl_ops *ops, json_t **out)
 	/* The config's warnings, then the kernel's side. */
 	warnings = lines_json(errors);
 	free(errors);
-	kernel = reload_warnings(ops);
+	kernel = unfed_hooks(ops->root, "control: reload");
 	if (warnings && kernel)
 		json_array_extend(warnings, kernel);
 	json_decref(kernel);

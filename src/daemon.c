@@ -415,6 +415,8 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 		diag_log(&dg, "reload failed: ");
 		log_err("reload failed: keeping generation %llu",
 			(unsigned long long)d->generation);
+	} else {
+		ctl_warn_unfed_hooks(&d->reg, "reload");
 	}
 	diag_free(&dg);
 }
@@ -512,6 +514,7 @@ int nfqd_serve(struct nfqd *d)
 		return rc;
 	log_info("started: %u queues, config %s, generation 1", d->nqueues,
 		 d->builtin_config ? "built-in" : d->config_path);
+	ctl_warn_unfed_hooks(&d->reg, "start");
 	notify_status(d, "READY=1\n");
 	watchdog_start(d);
 	return 0;

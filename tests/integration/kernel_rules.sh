@@ -7,8 +7,8 @@
 # when its last packet came ("no packet seen" until one does); a reload
 # whose new policy uses a hook no kernel rule queues from succeeds with a
 # warning naming "nfqd-rules install", in the JSON answer, the text answer
-# and the log; after nfqd-rules install the hook is covered and a reload
-# is quiet.
+# and the log (by SIGHUP: in the log); after nfqd-rules install the hook
+# is covered and a reload is quiet; a start with unfed hooks warns.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/integration/ctl_lib.sh"
 
@@ -44,6 +44,7 @@ hook_field() {	# HOOK FIELD: from nfqd-ctl -j status
 h = [h for h in json.load(sys.stdin)["hooks"] if h["hook"] == sys.argv[1]]
 print(json.dumps(h[0][sys.argv[2]]) if h else "absent")' "$1" "$2"
 }
+grep -q "start: hook" "$TMP/nfqd.log" && fail "a start warning although input is fed: $(cat "$TMP/nfqd.log")"
 [ "$(hook_field input kernel_rules)" = true ] || fail "input: kernel_rules $(hook_field input kernel_rules): $(ctl -j status)"
 [ "$(hook_field input last_packet)" = null ] || fail "input: a packet before any was sent"
 [ "$(hook_field output kernel_rules)" = absent ] || fail "output listed though the policy has no output rules"
@@ -77,6 +78,15 @@ grep -q "warning: control: reload: hook output: .*nfqd-rules install" "$TMP/nfqd
 ctl status | grep -q "^hook output *kernel rules NONE (run nfqd-rules install), no packet seen$" \
 	|| fail "status text: $(ctl status)"
 log "reload: $(cat "$TMP/reload.err")"
+# A reload by SIGHUP logs the same warning.
+printf 'hook output { udp dport 6102 drop; }\n' | write_conf
+kill -HUP "$NFQD_PID"
+for i in $(seq 1 100); do
+	grep -q "warning: reload: hook output: .*nfqd-rules install" "$TMP/nfqd.log" && break
+	sleep 0.05
+done
+grep -q "warning: reload: hook output: .*nfqd-rules install" "$TMP/nfqd.log" \
+	|| fail "no warning after SIGHUP: $(tail -3 "$TMP/nfqd.log")"
 
 # A rule queueing output to another queue is not nfqd's. (nft's own
 # "queue" statement is read too, but this kernel may lack nft_queue.)
@@ -97,5 +107,22 @@ for i in $(seq 1 50); do
 done
 [ "$(hook_field output last_packet)" != null ] || fail "output packets not seen"
 log "after nfqd-rules install: $(ctl status | grep '^hook' | tr '\n' ';')"
+stop_nfqd
+
+# A start with hooks no rule feeds warns too, for each.
+in_b iptables -t mangle -F FEED
+in_b env NFQD="$NFQD" "$NFQD_RULES" -4 -c "$TMP/nfqd.conf" remove || fail "nfqd-rules remove"
+start_nfqd "$NS_B" "$TMP/nfqd.conf"
+wait_bound "$NS_B" 0
+wait_file "$SOCK"
+for i in $(seq 1 100); do
+	grep -q "warning: start: hook input: no kernel rule" "$TMP/nfqd.log" && break
+	sleep 0.05
+done
+grep -q "warning: start: hook input: no kernel rule" "$TMP/nfqd.log" \
+	|| fail "no start warning for hook input: $(cat "$TMP/nfqd.log")"
+grep -q "warning: start: hook output: no kernel rule" "$TMP/nfqd.log" \
+	|| fail "no start warning for hook output: $(cat "$TMP/nfqd.log")"
+log "$(grep 'start: hook' "$TMP/nfqd.log")"
 stop_nfqd
 log "ok"
