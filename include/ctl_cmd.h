@@ -35,8 +35,9 @@ struct ctl_ops {
 	void *ctx;
 	const struct registry_root *root;	/* queues, policy (RCU) */
 	void (*status)(void *ctx, struct ctl_status *out);
-	/* Re-read the config: 0, or a negative errno with *errors (malloc'd
-	 * lines "FILE:LINE:COL: message\n"). */
+	/* Re-read the config: 0 with *errors the config's warnings, or a
+	 * negative errno with *errors its errors (malloc'd lines
+	 * "FILE:LINE:COL: message\n", or NULL for none). */
 	int (*reload)(void *ctx, char **errors);
 	void (*counters_reset)(void *ctx);
 };
@@ -48,6 +49,11 @@ struct ctl_ops {
  */
 int ctl_cmd_run(const struct ctl_ops *ops, const struct proto_request *r,
 		json_t **out);
+
+/* Log a warning, after "WHAT: ", for each hook the policy of ROOT judges
+ * that no kernel rule queues packets from (krules.h), naming
+ * "nfqd-rules install". Main thread. A control reload does it itself. */
+void ctl_warn_unfed_hooks(const struct registry_root *root, const char *what);
 
 /* {"error":"<formatted message>"}, or NULL on ENOMEM. */
 json_t *ctl_error_json(const char *fmt, ...)

@@ -32,6 +32,17 @@ enum log_level log_get_level(void);
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * log_msg() with journal fields: FIELDS is "KEY=VALUE\n" lines (keys in
+ * capitals, NFQD_ first). When stderr is the journal the line is sent
+ * over the journal's native protocol with those fields (MESSAGE is the
+ * line, PRIORITY its level), so they can be searched; otherwise, or if
+ * that fails, the plain line is written as log_msg() would.
+ */
+void log_fields(enum log_level level, const char *fields, const char *fmt,
+		...)
+	__attribute__((format(printf, 3, 4)));
+
 #define log_err(...)	log_msg(LOG_LVL_ERROR, __VA_ARGS__)
 #define log_warn(...)	log_msg(LOG_LVL_WARNING, __VA_ARGS__)
 #define log_info(...)	log_msg(LOG_LVL_INFO, __VA_ARGS__)

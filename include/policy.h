@@ -87,4 +87,18 @@ uint64_t policy_policy_packets(const struct policy *p, enum conf_hook_id h);
 /* Zero what the counters report (main thread). */
 void policy_counters_reset(struct policy *p);
 
+/* The named sets ("set NAME { }"), in config order: how many, each one's
+ * name and elements (distinct values plus merged intervals). */
+unsigned policy_named_sets(const struct policy *p);
+const char *policy_set_name(const struct policy *p, unsigned i);
+size_t policy_set_elements(const struct policy *p, unsigned i);
+
+/* "NAME N elements, NAME N elements" (malloc'd), NULL for no set. */
+char *policy_sets_summary(const struct policy *p);
+
+/* Log how many lines each log rule suppressed in a second that is over
+ * (the rate limit: 10 lines per rule and second). Main thread, on a
+ * timer; P may be NULL. */
+void policy_log_report(struct policy *p);
+
 #endif

@@ -150,6 +150,13 @@ uint16_t queue_num(const struct queue *q);
 int queue_cpu(const struct queue *q);	/* -1 if not pinned */
 unsigned queue_slot(const struct queue *q);
 
+/* Netfilter hooks a queue tells apart (NF_INET_PRE_ROUTING .. POST_ROUTING). */
+#define QUEUE_HOOKS	5
+
+/* When a packet of HOOK last came through Q: CLOCK_REALTIME seconds,
+ * 0 if none has since Q started. Any thread. */
+int64_t queue_hook_last_seen(const struct queue *q, unsigned hook);
+
 /* Counters since start or the last queue_counters_reset(). Any thread. */
 void queue_counters_read(const struct queue *q, struct queue_counters *out);
 

@@ -254,6 +254,22 @@ static void put_options(FILE *f, const struct conf_options *o)
 
 /* ---- sets ---- */
 
+/* A set with more elements is dumped one element per line, so that two
+ * dumps diff element by element. */
+#define SET_DUMP_INLINE_MAX	8
+
+static void put_elem_lines(FILE *f, const struct conf_elem *v, unsigned n,
+			   bool marks)
+{
+	fputs("{\n", f);
+	for (unsigned i = 0; i < n; i++) {
+		fputs("\t\t", f);
+		put_elem(f, &v[i], marks);
+		fputs(i + 1 < n ? ",\n" : "\n", f);
+	}
+	fputs("\t}", f);
+}
+
 static int put_set(FILE *f, const struct conf *c, const struct conf_set *s,
 		   struct diags *d)
 {
@@ -267,14 +283,20 @@ static int put_set(FILE *f, const struct conf *c, const struct conf_set *s,
 	if (!err && l.nomem)
 		err = -ENOMEM;
 	if (!err) {
+		bool lines;
+
 		l.n = canon(l.v, l.n);
-		fprintf(f, "set %s { type %s; ", s->name,
-			conf_set_type_name(s->type));
+		lines = l.n > SET_DUMP_INLINE_MAX;
+		fprintf(f, "set %s {%stype %s;%s", s->name, lines ? "\n\t" : " ",
+			conf_set_type_name(s->type), lines ? "\n\t" : " ");
 		if (s->interval)
-			fputs("flags interval; ", f);
+			fputs(lines ? "flags interval;\n\t" : "flags interval; ", f);
 		fputs("elements = ", f);
-		put_elems(f, l.v, l.n, s->type == SET_MARK, true);
-		fputs("; }\n", f);
+		if (lines)
+			put_elem_lines(f, l.v, l.n, s->type == SET_MARK);
+		else
+			put_elems(f, l.v, l.n, s->type == SET_MARK, true);
+		fputs(lines ? ";\n}\n" : "; }\n", f);
 	}
 	elist_free(&l);
 	return err;

@@ -364,7 +364,8 @@ static void conn_new(struct ctl *c, int fd)
 	}
 	if (!peer_allowed(c, fd, &cn->cred)) {
 		snprintf(msg, sizeof(msg),
-			 "permission denied: uid %u is not root%s%s%s",
+			 "permission denied: uid %u is not root%s%s%s (nfqd.conf "
+			 "option control-group names the group that may ask)",
 			 (unsigned)cn->cred.uid,
 			 c->group ? " nor in group '" : "",
 			 c->group ? c->group : "", c->group ? "'" : "");

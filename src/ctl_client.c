@@ -188,6 +188,20 @@ static int request_frame(const struct proto_request *req, uint8_t **frame)
 				      (uint32_t)len, frame);
 }
 
+/* Why PATH cannot be reached, and what to do about it. */
+static void connect_error(const char *path, int e, char *err, size_t errlen)
+{
+	const char *hint = "";
+
+	if (e == -ENOENT || e == -ECONNREFUSED)
+		hint = "; is nfqd running? (systemctl status nfqd)";
+	else if (e == -EACCES || e == -EPERM)
+		hint = "; the socket is for root and the members of nfqd's "
+		       "control-group (nfqd.conf(5)): run as root or join that group";
+	snprintf(err, errlen, "cannot connect to %s: %s%s", path,
+		 strerror(-e), hint);
+}
+
 int ctl_client_call(const char *path, const struct proto_request *req,
 		    int timeout_ms, struct ctl_reply *reply,
 		    char *err, size_t errlen)
@@ -207,8 +221,7 @@ int ctl_client_call(const char *path, const struct proto_request *req,
 	}
 	fd = client_connect(path, deadline);
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot connect to %s: %s", path,
-			 strerror(-fd));
+		connect_error(path, fd, err, errlen);
 		free(frame);
 		return fd;
 	}

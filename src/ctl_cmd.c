@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <urcu-qsbr.h>
 
 #include "conf.h"
 #include "ctl_cmd.h"
+#include "krules.h"
 #include "log.h"
 #include "policy.h"
 #include "proto.h"
@@ -37,6 +39,140 @@ json_t *ctl_error_json(const char *fmt, ...)
 static int set_u64(json_t *o, const char *key, uint64_t v)
 {
 	return json_object_set_new(o, key, json_integer((json_int_t)v));
+}
+
+/* ------------------------------------------------------------------ */
+/* the hooks the policy judges, as the kernel and the queues see them  */
+
+/* What status and reload say about each hook the policy judges. */
+struct hook_view {
+	uint32_t used;			/* bit h: a rule, or policy drop */
+	int64_t seen[QUEUE_HOOKS];	/* last packet, 0: none */
+	uint16_t nums[NFQD_MAX_QUEUES];	/* the queues bound */
+	unsigned n;
+	int krc;			/* krules_scan(): 0 or -errno */
+	struct krules_found k;
+};
+
+static void hook_view_read(const struct registry_root *root,
+			   struct hook_view *v)
+{
+	const struct policy *p;
+	struct registry *r;
+
+	memset(v, 0, sizeof(*v));
+	rcu_read_lock();
+	p = registry_policy(root);
+	for (int h = 0; p && h < QUEUE_HOOKS; h++)
+		if (policy_rule_count(p, h) ||
+		    policy_hook_policy(p, h) == VERDICT_DROP)
+			v->used |= 1u << h;
+	r = registry_get(root);
+	for (unsigned i = 0; r && i < r->n && i < NFQD_MAX_QUEUES; i++) {
+		v->nums[v->n++] = queue_num(r->q[i]);
+		for (unsigned h = 0; h < QUEUE_HOOKS; h++) {
+			int64_t t = queue_hook_last_seen(r->q[i], h);
+
+			if (t > v->seen[h])
+				v->seen[h] = t;
+		}
+	}
+	rcu_read_unlock();
+	v->krc = krules_scan(v->nums, v->n, &v->k);
+}
+
+/* 1: a kernel rule queues hook H's packets to us, 0: none does, -1: we
+ * cannot tell (the ruleset unreadable, or legacy iptables tables). */
+static int hook_queued(const struct hook_view *v, unsigned h)
+{
+	if (v->krc < 0)
+		return -1;
+	if ((v->k.v4 | v->k.v6) & (1u << h))
+		return 1;
+	return v->k.legacy ? -1 : 0;
+}
+
+static const char *hook_families(const struct hook_view *v, unsigned h)
+{
+	bool v4 = v->k.v4 & (1u << h), v6 = v->k.v6 & (1u << h);
+
+	return v4 && v6 ? "ipv4 ipv6" : v4 ? "ipv4" : v6 ? "ipv6" : "";
+}
+
+static json_t *hook_status_json(const struct hook_view *v, unsigned h,
+				int64_t now)
+{
+	int q = hook_queued(v, h);
+	json_t *o = json_pack("{s:s}", "hook", conf_hook_name(h));
+
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "kernel_rules", q < 0 ? json_null() :
+			    json_boolean(q));
+	json_object_set_new(o, "kernel_families",
+			    json_string(hook_families(v, h)));
+	if (v->krc < 0)
+		json_object_set_new(o, "kernel_error",
+				    json_string(strerror(-v->krc)));
+	else if (q < 0)
+		json_object_set_new(o, "kernel_error", json_string(
+			"iptables-legacy tables exist; their rules cannot be read"));
+	json_object_set_new(o, "last_packet", v->seen[h] ?
+			    json_integer(now > v->seen[h] ? now - v->seen[h] : 0) :
+			    json_null());
+	return o;
+}
+
+static json_t *hooks_status_json(const struct ctl_ops *ops)
+{
+	struct hook_view *v = malloc(sizeof(*v));
+	json_t *a = json_array();
+	int64_t now = (int64_t)time(NULL);
+
+	if (!v || !a) {
+		free(v);
+		json_decref(a);
+		return NULL;
+	}
+	hook_view_read(ops->root, v);
+	for (unsigned h = 0; h < QUEUE_HOOKS; h++)
+		if (v->used & (1u << h))
+			json_array_append_new(a, hook_status_json(v, h, now));
+	free(v);
+	return a;
+}
+
+/* A hook the policy judges that no kernel rule queues from gets a
+ * warning, logged after WHAT and returned (a JSON array). */
+static json_t *unfed_hooks(const struct registry_root *root, const char *what)
+{
+	struct hook_view *v = malloc(sizeof(*v));
+	json_t *w = json_array();
+	char msg[512];
+
+	if (!v || !w) {
+		free(v);
+		json_decref(w);
+		return NULL;
+	}
+	hook_view_read(root, v);
+	for (unsigned h = 0; h < QUEUE_HOOKS; h++) {
+		if (!(v->used & (1u << h)) || hook_queued(v, h) != 0)
+			continue;
+		snprintf(msg, sizeof(msg), "hook %s: no kernel rule queues its "
+			 "packets to nfqd's queues, so its rules judge nothing; "
+			 "run: nfqd-rules install (or enable nfqd-rules.service)",
+			 conf_hook_name(h));
+		log_warn("%s: %s", what, msg);
+		json_array_append_new(w, json_string(msg));
+	}
+	free(v);
+	return w;
+}
+
+void ctl_warn_unfed_hooks(const struct registry_root *root, const char *what)
+{
+	json_decref(unfed_hooks(root, what));
 }
 
 static int cmd_status(const struct ctl_ops *ops, json_t **out)
@@ -65,7 +201,7 @@ static int cmd_status(const struct ctl_ops *ops, json_t **out)
 					      json_integer(queue_num(r->q[i])));
 	}
 	rcu_read_unlock();
-	o = json_pack("{s:s, s:I, s:I, s:s, s:b, s:I, s:o, s:o}",
+	o = json_pack("{s:s, s:I, s:I, s:s, s:b, s:I, s:o, s:o, s:o*}",
 		      "version", PACKAGE_VERSION,
 		      "pid", (json_int_t)st.pid,
 		      "uptime", (json_int_t)(up > 0 ? up : 0),
@@ -73,7 +209,8 @@ static int cmd_status(const struct ctl_ops *ops, json_t **out)
 		      "builtin_config", st.builtin_config,
 		      "generation", (json_int_t)st.generation,
 		      "queues", queues,
-		      "adopted", adopted);
+		      "adopted", adopted,
+		      "hooks", hooks_status_json(ops));
 	if (!o)
 		return -ENOMEM;
 	/* Where the running config came from; "refused" only when the
@@ -164,11 +301,23 @@ static json_t *hook_json(const struct policy *p, enum conf_hook_id h)
 			 "rules", rules);
 }
 
+/* [{"set":"NAME","elements":N}] of P's named sets. */
+static json_t *sets_json(const struct policy *p)
+{
+	json_t *a = json_array();
+
+	for (unsigned i = 0; a && i < policy_named_sets(p); i++)
+		json_array_append_new(a, json_pack("{s:s, s:I}",
+			"set", policy_set_name(p, i), "elements",
+			(json_int_t)policy_set_elements(p, i)));
+	return a;
+}
+
 static int cmd_rules(const struct ctl_ops *ops, json_t **out)
 {
 	struct ctl_status st;
 	struct policy *p;
-	json_t *hooks = json_array();
+	json_t *hooks = json_array(), *sets = NULL;
 
 	if (!hooks)
 		return -ENOMEM;
@@ -181,19 +330,19 @@ static int cmd_rules(const struct ctl_ops *ops, json_t **out)
 			hooks = NULL;
 		}
 	}
+	sets = sets_json(p);
 	rcu_read_unlock();
 	ops->status(ops->ctx, &st);
-	*out = json_pack("{s:I, s:o}", "generation", (json_int_t)st.generation,
-			 "hooks", hooks);
+	*out = json_pack("{s:I, s:o, s:o*}", "generation",
+			 (json_int_t)st.generation, "hooks", hooks, "sets", sets);
 	return *out ? 0 : -ENOMEM;
 }
 
-/* {"error": first line, "errors": [every line]} from "a\nb\n". */
-static json_t *reload_error_json(const char *errors, int err)
+/* ["a", "b"] from "a\nb\n" (NULL: []). */
+static json_t *lines_json(const char *text)
 {
 	json_t *lines = json_array();
-	const char *p = errors ? errors : "";
-	json_t *o;
+	const char *p = text ? text : "";
 
 	while (lines && *p) {
 		size_t n = strcspn(p, "\n");
@@ -202,6 +351,15 @@ static json_t *reload_error_json(const char *errors, int err)
 			json_array_append_new(lines, json_stringn(p, n));
 		p += n + (p[n] == '\n');
 	}
+	return lines;
+}
+
+/* {"error": first line, "errors": [every line]} from "a\nb\n". */
+static json_t *reload_error_json(const char *errors, int err)
+{
+	json_t *lines = lines_json(errors);
+	json_t *o;
+
 	if (lines && json_array_size(lines) == 0) {
 		char msg[128];
 
@@ -216,6 +374,7 @@ static json_t *reload_error_json(const char *errors, int err)
 
 static int cmd_reload(const struct ctl_ops *ops, json_t **out)
 {
+	json_t *warnings, *kernel;
 	struct ctl_status st;
 	char *errors = NULL;
 	int ret;
@@ -230,8 +389,15 @@ static int cmd_reload(const struct ctl_ops *ops, json_t **out)
 		free(errors);
 		return *out ? 1 : -ENOMEM;
 	}
+	/* The config's warnings, then the kernel's side. */
+	warnings = lines_json(errors);
 	free(errors);
-	*out = json_pack("{s:I}", "generation", (json_int_t)st.generation);
+	kernel = unfed_hooks(ops->root, "control: reload");
+	if (warnings && kernel)
+		json_array_extend(warnings, kernel);
+	json_decref(kernel);
+	*out = json_pack("{s:I, s:o*}", "generation",
+			 (json_int_t)st.generation, "warnings", warnings);
 	return *out ? 0 : -ENOMEM;
 }
 

@@ -41,6 +41,35 @@ static void print_duration(FILE *f, json_int_t s)
 	fprintf(f, "%llds", (long long)(s % 60));
 }
 
+/* "hook input:  kernel rules yes (ipv4 ipv6), last packet 3s ago", per
+ * hook the policy judges; what is wrong says what to do. */
+static void render_status_hooks(FILE *f, json_t *hooks)
+{
+	json_t *h, *k, *seen;
+	size_t i;
+
+	json_array_foreach(hooks, i, h) {
+		k = json_object_get(h, "kernel_rules");
+		seen = json_object_get(h, "last_packet");
+		fprintf(f, "hook %-12s", str_of(h, "hook"));
+		if (json_is_true(k))
+			fprintf(f, "kernel rules yes (%s), ",
+				str_of(h, "kernel_families"));
+		else if (json_is_false(k))
+			fprintf(f, "kernel rules NONE (run nfqd-rules install), ");
+		else
+			fprintf(f, "kernel rules unknown (%s), ",
+				str_of(h, "kernel_error"));
+		if (json_is_integer(seen)) {
+			fprintf(f, "last packet ");
+			print_duration(f, json_integer_value(seen));
+			fprintf(f, " ago\n");
+		} else {
+			fprintf(f, "no packet seen\n");
+		}
+	}
+}
+
 int ctl_render_status(FILE *f, json_t *j)
 {
 	json_t *queues = json_object_get(j, "queues"), *q;
@@ -64,12 +93,13 @@ int ctl_render_status(FILE *f, json_t *j)
 		fprintf(f, " %lld", (long long)json_integer_value(q));
 	fprintf(f, "%s\n", json_array_size(queues) ? "" : " none");
 	queues = json_object_get(j, "adopted");
-	if (!json_is_array(queues))
-		return 0;
-	fprintf(f, "adopted:    ");
-	json_array_foreach(queues, i, q)
-		fprintf(f, " %lld", (long long)json_integer_value(q));
-	fprintf(f, "%s\n", json_array_size(queues) ? "" : " none");
+	if (json_is_array(queues)) {
+		fprintf(f, "adopted:    ");
+		json_array_foreach(queues, i, q)
+			fprintf(f, " %lld", (long long)json_integer_value(q));
+		fprintf(f, "%s\n", json_array_size(queues) ? "" : " none");
+	}
+	render_status_hooks(f, json_object_get(j, "hooks"));
 	return 0;
 }
 
@@ -143,6 +173,10 @@ int ctl_render_rules(FILE *f, json_t *j)
 	if (!json_is_array(hooks))
 		return -EINVAL;
 	fprintf(f, "generation %lld\n", (long long)int_of(j, "generation"));
+	json_array_foreach(json_object_get(j, "sets"), i, h)
+		fprintf(f, "set %s: %lld element%s\n", str_of(h, "set"),
+			(long long)int_of(h, "elements"),
+			int_of(h, "elements") == 1 ? "" : "s");
 	json_array_foreach(hooks, i, h)
 		render_hook(f, h);
 	return 0;

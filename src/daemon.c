@@ -471,6 +471,8 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 		diag_log(&dg, "reload failed: ");
 		log_err("reload failed: keeping generation %llu",
 			(unsigned long long)d->generation);
+	} else {
+		ctl_warn_unfed_hooks(&d->reg, "reload");
 	}
 	diag_free(&dg);
 }
@@ -488,7 +490,10 @@ static void loop_acquire(struct ev_loop *loop)
 
 static void on_log_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
+	struct nfqd *d = w->data;
+
 	log_rings_flush();
+	policy_log_report(registry_policy(&d->reg));
 }
 
 static void watch_signals(struct nfqd *d)
@@ -656,6 +661,7 @@ int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 	watch_signals(d);
 	ev_timer_init(&d->log_timer, on_log_timer, LOG_FLUSH_SECONDS,
 		      LOG_FLUSH_SECONDS);
+	d->log_timer.data = d;
 	ev_timer_start(d->loop, &d->log_timer);
 
 	rc = start_conf(d, &sc);
@@ -689,6 +695,7 @@ int nfqd_serve(struct nfqd *d)
 		return rc;
 	log_info("started: %u queues, config %s, generation 1", d->nqueues,
 		 d->builtin_config ? "built-in" : d->config_path);
+	ctl_warn_unfed_hooks(&d->reg, "start");
 	notify_status(d, "READY=1\n");
 	watchdog_start(d);
 	return 0;
@@ -988,6 +995,7 @@ int nfqd_reload(struct nfqd *d, struct diags *dg)
 	struct conf *nc = NULL;
 	char *text = NULL;
 	size_t len = 0;
+	char *sets;
 	int rc;
 
 	notify_reloading(d);
@@ -1020,9 +1028,12 @@ int nfqd_reload(struct nfqd *d, struct diags *dg)
 	if (!d->debug)
 		log_set_level(nc->opts.log_level);
 	stats_reconfigure(d->stats, &d->conf->opts);
-	log_info("reloaded %s: generation %llu, %u queues",
+	sets = policy_sets_summary(registry_policy(&d->reg));
+	log_info("reloaded %s: generation %llu, %u queues%s%s",
 		 d->builtin_config ? "built-in config" : d->config_path,
-		 (unsigned long long)d->generation, registry_get(&d->reg)->n);
+		 (unsigned long long)d->generation, registry_get(&d->reg)->n,
+		 sets ? ", sets: " : "", sets ? sets : "");
+	free(sets);
 	notify_status(d, "READY=1\n");
 	return 0;
 }
@@ -1129,7 +1140,9 @@ static int ctl_reload(void *ctx, char **errors)
 	struct diags dg = { 0 };
 	int rc = nfqd_reload(ctx, &dg);
 
-	*errors = diag_join(&dg, DIAG_ERROR);
+	/* A refused reload reports its errors; one that went ahead, its
+	 * warnings. */
+	*errors = diag_join(&dg, rc < 0 ? DIAG_ERROR : DIAG_WARNING);
 	diag_free(&dg);
 	return rc;
 }

@@ -49,10 +49,17 @@ struct opts {
 /* Print the OK answer J in text form on F. */
 typedef int (*render_fn)(FILE *f, json_t *j);
 
+/* Warnings go to stderr (the journal, under systemctl reload); the
+ * reload itself succeeded. */
 static int render_reload(FILE *f, json_t *j)
 {
+	json_t *w;
+	size_t i;
+
 	fprintf(f, "reloaded: generation %lld\n", (long long)
 		json_integer_value(json_object_get(j, "generation")));
+	json_array_foreach(json_object_get(j, "warnings"), i, w)
+		fprintf(stderr, "nfqd-ctl: warning: %s\n", json_string_value(w));
 	return 0;
 }
 
@@ -328,6 +335,19 @@ struct output {
 	char *tmp;
 };
 
+/* Why FILE cannot be written: its directory, not the temporary name. */
+static void output_error(const char *file, int e)
+{
+	char *dir = strdup(file), *slash = dir ? strrchr(dir, '/') : NULL;
+
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	fprintf(stderr, "nfqd-ctl: cannot write %s: directory %s: %s%s\n",
+		file, slash ? dir : ".", strerror(e),
+		e == ENOENT ? " (create it, or give another file with -o)" : "");
+	free(dir);
+}
+
 static int output_open(const struct opts *o, struct output *out)
 {
 	mode_t mask;
@@ -343,8 +363,7 @@ static int output_open(const struct opts *o, struct output *out)
 	}
 	fd = mkstemp(out->tmp);
 	if (fd < 0 || !(out->f = fdopen(fd, "w"))) {
-		fprintf(stderr, "nfqd-ctl: %s: %s\n", out->tmp,
-			strerror(errno));
+		output_error(o->output, errno);
 		if (fd >= 0) {
 			close(fd);
 			unlink(out->tmp);

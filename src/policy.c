@@ -175,6 +175,9 @@ static struct set *compile_set(const struct conf *c, const struct conf_set *cs,
 static int compile_sets(struct policy *p, const struct conf *c,
 			struct diags *d)
 {
+	p->set_names = calloc(c->n_sets ? c->n_sets : 1, sizeof(char *));
+	if (!p->set_names)
+		return -ENOMEM;
 	for (unsigned i = 0; i < c->n_sets; i++) {
 		struct set *s = compile_set(c, &c->sets[i], d);
 
@@ -182,8 +185,51 @@ static int compile_sets(struct policy *p, const struct conf *c,
 			set_free(s);
 			return -ENOMEM;
 		}
+		p->set_names[i] = strdup(c->sets[i].name);
+		if (!p->set_names[i])
+			return -ENOMEM;
+		p->n_named = i + 1;
 	}
 	return 0;
+}
+
+unsigned policy_named_sets(const struct policy *p)
+{
+	return p ? p->n_named : 0;
+}
+
+const char *policy_set_name(const struct policy *p, unsigned i)
+{
+	return i < p->n_named ? p->set_names[i] : NULL;
+}
+
+size_t policy_set_elements(const struct policy *p, unsigned i)
+{
+	if (i >= p->n_named)
+		return 0;
+	return set_n_exact(p->sets[i]) + set_n_intervals(p->sets[i]);
+}
+
+char *policy_sets_summary(const struct policy *p)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!policy_named_sets(p))
+		return NULL;
+	f = open_memstream(&out, &len);
+	if (!f)
+		return NULL;
+	for (unsigned i = 0; i < p->n_named; i++)
+		fprintf(f, "%s%s %zu element%s", i ? ", " : "",
+			p->set_names[i], policy_set_elements(p, i),
+			policy_set_elements(p, i) == 1 ? "" : "s");
+	if (fclose(f) != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
 }
 
 static int find_set(const struct conf *c, const char *name)
@@ -556,6 +602,9 @@ void policy_free(struct policy *p)
 	for (unsigned i = 0; i < p->n_sets; i++)
 		set_free(p->sets[i]);
 	free(p->sets);
+	for (unsigned i = 0; i < p->n_named; i++)
+		free(p->set_names[i]);
+	free(p->set_names);
 	free(p->rules);
 	free(p->lims);
 	free(p->lls);

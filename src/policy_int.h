@@ -86,6 +86,8 @@ struct policy {
 	struct chook hooks[HOOK_MAX];
 	struct set **sets;		/* named and inline; all owned */
 	unsigned n_sets;
+	char **set_names;		/* of sets[0 .. n_named): the named */
+	unsigned n_named;
 	struct rule_limit *lims;
 	unsigned n_lims;
 	struct log_limit *lls;

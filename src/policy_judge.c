@@ -129,12 +129,31 @@ static void log_dev(const struct ifcache *ifc, uint32_t ifindex, bool present,
 		snprintf(name, IF_NAMESIZE, "#%u", ifindex);
 }
 
+#define RING_FIELDS_MAX	320	/* log.c keeps as much of the fields */
+
+/* The verdict a log line names: what the rule decided. */
+static const char *verdict_word(uint32_t v)
+{
+	switch (v & NF_VERDICT_MASK) {
+	case NF_ACCEPT:
+		return "accept";
+	case NF_DROP:
+		return "drop";
+	case NF_REPEAT:
+		return "repeat";
+	case NF_QUEUE:
+		return "queue";
+	default:
+		return "other";
+	}
+}
+
 static void log_packet(const struct policy *p, const struct crule *r,
 		       const struct pkt *pkt)
 {
 	char in[IF_NAMESIZE], out[IF_NAMESIZE];
 	char src[INET6_ADDRSTRLEN] = "?", dst[INET6_ADDRSTRLEN] = "?";
-	char l4[48] = "";
+	char l4[48] = "", ports[48] = "", fields[RING_FIELDS_MAX];
 
 	log_dev(p->ifc, pkt->indev, pkt->flags & PKT_HAS_INDEV, in);
 	log_dev(p->ifc, pkt->outdev, pkt->flags & PKT_HAS_OUTDEV, out);
@@ -145,19 +164,58 @@ static void log_packet(const struct policy *p, const struct crule *r,
 	if ((pkt->l4proto == IPPROTO_ICMP || pkt->l4proto == IPPROTO_ICMPV6) &&
 	    pkt_th_state(pkt, PKT_TH_TYPE_END) == PKT_PRESENT)
 		snprintf(l4, sizeof(l4), " TYPE=%u", pkt->icmp_type);
-	else if (pkt_th_state(pkt, PKT_TH_DPORT_END) == PKT_PRESENT)
+	else if (pkt_th_state(pkt, PKT_TH_DPORT_END) == PKT_PRESENT) {
 		snprintf(l4, sizeof(l4), " SPT=%u DPT=%u", pkt->sport,
 			 pkt->dport);
-	log_info("%shook %s rule %u (%s): IN=%s OUT=%s SRC=%s DST=%s LEN=%u "
-		 "PROTO=%u%s MARK=0x%x", r->log_prefix ? r->log_prefix : "",
+		snprintf(ports, sizeof(ports), "NFQD_SPT=%u\nNFQD_DPT=%u\n",
+			 pkt->sport, pkt->dport);
+	}
+	/* The same facts as journal fields (log.h, log_fields()). */
+	snprintf(fields, sizeof(fields), "NFQD_HOOK=%s\nNFQD_RULE=%u\n"
+		 "NFQD_RULE_AT=%s\nNFQD_VERDICT=%s\nNFQD_SRC=%s\nNFQD_DST=%s\n"
+		 "NFQD_PROTO=%u\n%s", conf_hook_name(r->hook), r->pos, r->where,
+		 verdict_word(r->verdict), src, dst, pkt->l4proto, ports);
+	log_fields(LOG_LVL_INFO, fields, "%shook %s rule %u (%s): IN=%s OUT=%s SRC=%s DST=%s LEN=%u "
+		 "PROTO=%u%s MARK=0x%x VERDICT=%s",
+		 r->log_prefix ? r->log_prefix : "",
 		 conf_hook_name(r->hook), r->pos, r->where, in, out, src, dst,
 		 pkt->orig_len, pkt->l4proto, l4,
-		 pkt->flags & PKT_HAS_MARK ? pkt->mark : 0);
+		 pkt->flags & PKT_HAS_MARK ? pkt->mark : 0,
+		 verdict_word(r->verdict));
+}
+
+/* "N messages suppressed" for rule R, if any were. */
+static void log_suppressed(const struct crule *r)
+{
+	uint64_t lost = atomic_exchange_explicit(&r->ll->suppressed, 0,
+						 memory_order_relaxed);
+
+	if (lost)
+		log_info("%shook %s rule %u (%s): %llu messages suppressed",
+			 r->log_prefix ? r->log_prefix : "",
+			 conf_hook_name(r->hook), r->pos, r->where,
+			 (unsigned long long)lost);
+}
+
+void policy_log_report(struct policy *p)
+{
+	uint64_t sec = now_ns(CLOCK_MONOTONIC_COARSE) / 1000000000ull;
+
+	for (unsigned i = 0; p && i < p->n_rules; i++) {
+		const struct crule *r = &p->rules[i];
+
+		/* Only a second that is over: its count is final. */
+		if (r->log && atomic_load_explicit(&r->ll->state,
+				memory_order_relaxed) >> 16 != sec)
+			log_suppressed(r);
+	}
 }
 
 /*
  * At most LOG_LINES_PER_SEC lines per rule and second, from all workers
- * together; the first line of a new second reports what was suppressed.
+ * together; the first line of a new second reports what was suppressed
+ * (and policy_log_report(), on the main thread's timer, reports it even
+ * when no packet follows).
  */
 static void log_limited(const struct policy *p, const struct crule *r,
 			const struct pkt *pkt)
@@ -165,7 +223,7 @@ static void log_limited(const struct policy *p, const struct crule *r,
 	struct log_limit *ll = r->ll;
 	uint64_t sec = now_ns(CLOCK_MONOTONIC_COARSE) / 1000000000ull;
 	uint64_t st = atomic_load_explicit(&ll->state, memory_order_relaxed);
-	uint64_t nst, lost;
+	uint64_t nst;
 
 	for (;;) {
 		if (st >> 16 != sec)
@@ -181,15 +239,8 @@ static void log_limited(const struct policy *p, const struct crule *r,
 				memory_order_relaxed, memory_order_relaxed))
 			break;
 	}
-	if ((nst & 0xffff) == 1) {
-		lost = atomic_exchange_explicit(&ll->suppressed, 0,
-						memory_order_relaxed);
-		if (lost)
-			log_info("%shook %s rule %u (%s): %llu messages "
-				 "suppressed", r->log_prefix ? r->log_prefix :
-				 "", conf_hook_name(r->hook), r->pos, r->where,
-				 (unsigned long long)lost);
-	}
+	if ((nst & 0xffff) == 1)
+		log_suppressed(r);
 	log_packet(p, r, pkt);
 }
 

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <urcu-qsbr.h>
 
 #include "conf.h"
@@ -68,10 +69,33 @@ unsigned queue_slot(const struct queue *q)
 
 #define N_COUNTERS (sizeof(struct queue_counters) / sizeof(uint64_t))
 
+/* The hooks this batch saw, stamped with a coarse clock (once a batch). */
+static void hooks_publish(struct queue *q)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+	for (unsigned h = 0; h < QUEUE_HOOKS; h++)
+		if (q->hooks_delta & (1u << h))
+			__atomic_store_n(&q->hook_seen[h], (int64_t)ts.tv_sec,
+					 __ATOMIC_RELAXED);
+	q->hooks_delta = 0;
+}
+
+int64_t queue_hook_last_seen(const struct queue *q, unsigned hook)
+{
+	if (hook >= QUEUE_HOOKS)
+		return 0;
+	return __atomic_load_n(&q->hook_seen[hook], __ATOMIC_RELAXED);
+}
+
 void queue_counters_publish(struct queue *q)
 {
 	uint64_t *live = (uint64_t *)&q->live;
 	uint64_t *delta = (uint64_t *)&q->delta;
+
+	if (q->hooks_delta)
+		hooks_publish(q);
 
 	for (size_t i = 0; i < N_COUNTERS; i++) {
 		if (!delta[i])
@@ -272,6 +296,8 @@ static void judge(struct queue *q, struct policy *pol, const struct pkt *p)
 
 	if (pol)
 		policy_judge(pol, p, q->slot, &d);
+	if (p->hook < QUEUE_HOOKS)
+		q->hooks_delta |= 1u << p->hook;
 	q->delta.incomplete += d.incomplete;
 	decide(q, p->id, p->orig_len, &d);
 }

@@ -121,7 +121,11 @@ struct queue {
 	/* Written only by the thread that runs the queue (the worker, or
 	 * the main thread before start / after join). */
 	struct queue_counters delta;	/* this batch, not yet published */
+	uint32_t hooks_delta;		/* bit h: a packet of hook h */
 	struct queue_counters live __attribute__((aligned(64)));
+	/* when a packet of each hook was last published, CLOCK_REALTIME
+	 * seconds (0: never); atomic, written by the queue's thread */
+	int64_t hook_seen[QUEUE_HOOKS];
 	/* main thread only */
 	struct queue_counters base __attribute__((aligned(64)));
 };

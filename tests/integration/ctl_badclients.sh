@@ -87,14 +87,14 @@ in_b setpriv --reuid=65534 --regid=12345 --clear-groups \
 	"$NFQD_CTL" -s "$SOCK" status >/dev/null 2>"$TMP/nobody.err"
 rc=$?
 [ $rc -eq 3 ] || fail "unprivileged client exit $rc, want 3: $(cat "$TMP/nobody.err")"
-grep -q "Permission denied" "$TMP/nobody.err" || fail "message: $(cat "$TMP/nobody.err")"
+grep -q "Permission denied.*control-group" "$TMP/nobody.err" || fail "message does not name control-group: $(cat "$TMP/nobody.err")"
 # One that can open it (CAP_DAC_OVERRIDE) is refused by its credentials.
 in_b setpriv --reuid=65534 --regid=12345 --clear-groups \
 	--inh-caps=+dac_override --ambient-caps=+dac_override \
 	"$NFQD_CTL" -s "$SOCK" status >/dev/null 2>"$TMP/cap.err"
 rc=$?
 [ $rc -eq 1 ] || fail "uncredentialed client exit $rc, want 1: $(cat "$TMP/cap.err")"
-grep -q "permission denied: uid 65534 is not root nor in group 'nogroup'" \
+grep -q "permission denied: uid 65534 is not root nor in group 'nogroup' (nfqd.conf option control-group" \
 	"$TMP/cap.err" || fail "message: $(cat "$TMP/cap.err")"
 # control-group members are served: by primary and by supplementary group.
 in_b setpriv --reuid=65534 --regid=65534 --clear-groups \

@@ -7,7 +7,8 @@
 # and not queued again.
 . "$(dirname "$0")/../lib.sh"
 
-MAN=$TOP_SRCDIR/man
+# nfqd.8 and nfqd.conf.5 are made from man/*.in with the configured paths.
+MAN=$TOP_BUILDDIR/man
 # Print the .nf/.fi blocks of man page $1 with roff escapes undone, each
 # followed by a line "@@".
 blocks() {
@@ -15,7 +16,7 @@ blocks() {
 		on && !/^\./ { gsub(/\\-/, "-"); gsub(/\\\\/, "\\"); print }' "$1"
 }
 n=0
-for page in "$MAN"/nfqd.conf.5 "$MAN"/nfqd.8 "$MAN"/nfqd-ctl.8; do
+for page in "$MAN"/nfqd.conf.5 "$MAN"/nfqd.8 "$TOP_SRCDIR"/man/nfqd-ctl.8; do
 	blocks "$page" >"$TMP/blocks"
 	i=0
 	: >"$TMP/ex"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # nfqd_rules.sh - contrib/nfqd-rules against real iptables-nft in namespace
-# B: --dry-run changes nothing; install twice leaves one set of rules;
+# B: --dry-run changes nothing; install twice leaves one set of rules
+# (and, with nothing to change, keeps their counters);
 # rules it did not make (in the same built-in chains, before its jump)
 # survive install and remove; a hook dropped from the config loses its
 # chains; remove leaves nothing of its own; clear errors. Then the point
@@ -103,7 +104,7 @@ printf 'options { queues 0-3; }\nhook forward { tcp dport 5201 bypass accept; }\
 	>"$TMP/fwd.conf"
 awk '/, that is$/ { on = 1; next } on && /^\.fi/ { exit }
 	on && /^iptables/ { gsub(/\\-/, "-"); gsub(/\\e/, "\\"); print }
-	on && /^ / { gsub(/\\-/, "-"); print }' "$TOP_SRCDIR/man/nfqd-rules.8" |
+	on && /^ / { gsub(/\\-/, "-"); print }' "$TOP_BUILDDIR/man/nfqd-rules.8" |
 	sed -e ':a' -e '/\\$/N; s/\\\n *//; ta' |
 	sed -E 's/^iptables -t ([a-z]+) -N (.*)/\1 :\2 - [0:0]/; s/^iptables -t ([a-z]+) /\1 /' \
 	>"$TMP/man-rules"
@@ -263,6 +264,15 @@ done
 log "port 5002 (not bypassed): $flow packets, nfqd saw $judged5002"
 [ "$flow" -ge 20 ] || fail "only $flow packets in the transfer"
 [ "$judged5002" -eq "$flow" ] || fail "nfqd saw $judged5002 of the $flow packets of a flow that is not bypassed"
+
+# An install that changes nothing changes nothing, counters included: the
+# rules keep the packets they counted, the ruleset its generation.
+rules show >"$TMP/show1" || fail "show"
+grep -q -- '-c [1-9][0-9]* [0-9]* -j NFQUEUE' "$TMP/show1" || fail "no NFQUEUE counts after traffic: $(cat "$TMP/show1")"
+rules install || fail "install over itself"
+rules show >"$TMP/show2" || fail "show"
+diff -u "$TMP/show1" "$TMP/show2" >&2 || fail "an install with nothing to change reset the counters"
+log "install again: counters kept ($(grep -c -- '-c ' "$TMP/show2") rules)"
 
 stop_nfqd
 rules remove || fail "remove"

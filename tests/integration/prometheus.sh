@@ -91,4 +91,29 @@ rc=$?
 grep -qx 'nfqd_up 0' "$TMP/textfile/nfqd.prom" || fail "no nfqd_up 0"
 ! grep -q nfqd_packets_total "$TMP/textfile/nfqd.prom" || fail "stale counters"
 promtool check metrics <"$TMP/textfile/nfqd.prom" || fail "promtool rejects the down file"
+
+# No node_exporter (its textfile directory missing): the unit's
+# ExecCondition= skips the run with one line naming the directory (exit 1:
+# skipped, not failed); with the directory there it lets the run go.
+run_condition() {
+	local line
+	line=$(sed -n 's/^ExecCondition=//p' "$TMP/units/nfqd-prometheus.service" |
+		sed -e 's/\$\$/$/g' -e 's/%%/%/g')
+	[ -n "$line" ] || fail "no ExecCondition= in the unit"
+	NFQD_PROM_FILE=$1 eval "$line"
+}
+out=$(run_condition "$TMP/no-exporter/textfile/nfqd.prom" 2>&1)
+rc=$?
+[ $rc -eq 1 ] || fail "condition without the directory exited $rc, want 1 (skip)"
+[ "$(echo "$out" | wc -l)" -eq 1 ] || fail "condition said more than one line: $out"
+echo "$out" | grep -qF "directory $TMP/no-exporter/textfile does not exist" \
+	|| fail "condition does not name the directory: $out"
+log "skip line: $out"
+out=$(run_condition "$TMP/textfile/nfqd.prom" 2>&1) || fail "condition refused an existing directory: $out"
+[ -z "$out" ] || fail "condition spoke with the directory there: $out"
+# nfqd-ctl itself names the missing directory, not its temporary file.
+"$NFQD_CTL" -s "$SOCK" stats --prometheus -o "$TMP/no-exporter/nfqd.prom" 2>"$TMP/o.err"
+grep -qF "cannot write $TMP/no-exporter/nfqd.prom: directory $TMP/no-exporter: No such file or directory" \
+	"$TMP/o.err" || fail "-o into a missing directory: $(cat "$TMP/o.err")"
+! grep -q 'XXXXXX\|nfqd.prom\.' "$TMP/o.err" || fail "names the temporary file: $(cat "$TMP/o.err")"
 log "ok"

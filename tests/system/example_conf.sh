@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 example="$TOP_SRCDIR/contrib/nfqd.conf.example"
-man="$TOP_SRCDIR/man/nfqd.conf.5"
+man="$TOP_BUILDDIR/man/nfqd.conf.5"
 
 out=$("$NFQD" -t -c "$example" 2>&1) || fail "as installed: $out"
 [ "$out" = "config OK" ] || fail "as installed: $out"

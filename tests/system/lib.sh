@@ -342,3 +342,20 @@ stats_sum() {
 	in_c awk -v c="$1" '{ s += $c } END { print s + 0 }' /run/nfqd/stats \
 		2>/dev/null
 }
+
+# Reboot the container: an orderly power-off (its tree kept), then a boot
+# of the same tree in a new network namespace (no rule, no queue left).
+sys_reboot() {
+	local i
+
+	kill -TERM "$NSPAWN_PID" 2>/dev/null
+	for i in $(seq 1 300); do
+		kill -0 "$NSPAWN_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$NSPAWN_PID" 2>/dev/null && fail "the container did not power off in 30 s"
+	wait "$NSPAWN_PID" 2>/dev/null
+	NSPAWN_PID=
+	INIT_PID=
+	sys_boot
+}
