@@ -251,6 +251,20 @@ stop_nfqd() {
 	[ $rc -eq 0 ] || fail "nfqd exited $rc after SIGTERM"
 }
 
+# Wait ($WAIT_SECONDS s at most) until strace (or any tracer) is attached
+# to every thread or process "$@": a sleep would leave a slow strace
+# unattached when the test goes on, and the test would trace nothing.
+wait_traced() {
+	local t end
+	end=$(deadline "$WAIT_SECONDS")
+	for t in "$@"; do
+		while ! awk '/^TracerPid:/ { exit $2 == 0 }' "/proc/$t/status" 2>/dev/null; do
+			before "$end" || fail "no tracer attached to $t after $WAIT_SECONDS s"
+			sleep 0.05
+		done
+	done
+}
+
 # Remember a background PID for cleanup.
 bg_pid() { _BG_PIDS="$_BG_PIDS $1"; }
 
