@@ -8,7 +8,21 @@
 # fuzz target. Run as root from
 # anywhere in a clone.
 # In CI (CI=true) a skipped integration test fails the run.
+#
+# contrib/test.sh --repeat N: the same build, then every integration test
+# N times (make check-repeat) and each test's pass count out of N, so a
+# flaky test shows itself before it reaches CI.
 set -euo pipefail
+
+repeat=
+case ${1:-} in
+--repeat)
+	repeat=${2:-}
+	[ "$repeat" -ge 1 ] 2>/dev/null || { echo "usage: contrib/test.sh [--repeat N]" >&2; exit 2; }
+	;;
+"") ;;
+*) echo "usage: contrib/test.sh [--repeat N]" >&2; exit 2 ;;
+esac
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc)
@@ -23,6 +37,11 @@ mkdir -p "$top/build"
 cd "$top/build"
 ../configure --enable-werror >/dev/null
 make -j"$jobs" >/dev/null
+
+if [ -n "$repeat" ]; then
+	echo "== make check-repeat N=$repeat"
+	exec make check-repeat N="$repeat"
+fi
 
 echo "== make check"
 status=0

@@ -30,6 +30,15 @@ _BG_PIDS=
 
 log() { echo "# $TEST_NAME: $*"; }
 
+# Deadlines are in seconds of the clock, not in rounds of a loop, and
+# generous: on a loaded machine (tests/README.md, "Under load") a round
+# that forks ip or awk can take a second. WAIT_SECONDS is the default.
+WAIT_SECONDS=${WAIT_SECONDS:-30}
+# Print the time $1 seconds from now (dash has no $SECONDS).
+deadline() { echo $(($(date +%s) + $1)); }
+# True while deadline $1 is in the future.
+before() { [ "$(date +%s)" -lt "$1" ]; }
+
 # Sanitizer builds (tests/README.md): every program the test runs writes
 # its sanitizer reports to $TMP/san/, whatever it does with its stderr,
 # and cleanup fails the test if one is there. A test that expects a
@@ -98,10 +107,12 @@ skip() {
 # waited for leaked (started in the background through a function, say):
 # kill it and fail, so that no test leaves nfqd running after it.
 ns_leftovers() {
-	local left i
-	for i in $(seq 1 50); do
+	local left end
+	end=$(deadline 10)
+	while :; do
 		left=$(ip netns pids "$NS_A" 2>/dev/null; ip netns pids "$NS_B" 2>/dev/null)
 		[ -z "$left" ] && return 0
+		before "$end" || break
 		sleep 0.1
 	done
 	echo "FAIL: processes left in the test's namespaces:" >&2
@@ -190,11 +201,13 @@ kqueue_field() {
 	kqueue_line "$1" "$2" | awk -v f="$3" '{ print $f }'
 }
 
-# Wait until queues "$2..." are bound in namespace $1 (5 s at most).
+# Wait until queues "$2..." are bound in namespace $1 ($WAIT_SECONDS s
+# at most).
 wait_bound() {
-	local ns=$1 q i
+	local ns=$1 q end
 	shift
-	for i in $(seq 1 100); do
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		local all=1
 		for q in "$@"; do
 			[ -n "$(kqueue_line "$ns" "$q")" ] || all=0
@@ -205,7 +218,7 @@ wait_bound() {
 		fi
 		sleep 0.05
 	done
-	fail "queues $* not bound after 5 s"
+	fail "queues $* not bound after $WAIT_SECONDS s"
 }
 
 # Start nfqd in namespace $1 with config file $2 (or "" for none) and
@@ -221,20 +234,35 @@ start_nfqd() {
 	NFQD_PID=$!
 }
 
-# Stop nfqd with SIGTERM and check it exits 0 within 10 s.
+# Stop nfqd with SIGTERM and check it exits 0 within $WAIT_SECONDS s.
 stop_nfqd() {
 	[ -n "$NFQD_PID" ] || return 0
 	kill -TERM "$NFQD_PID" 2>/dev/null
-	local i
-	for i in $(seq 1 200); do
+	local end
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		kill -0 "$NFQD_PID" 2>/dev/null || break
 		sleep 0.05
 	done
-	kill -0 "$NFQD_PID" 2>/dev/null && fail "nfqd did not exit within 10 s of SIGTERM"
+	kill -0 "$NFQD_PID" 2>/dev/null && fail "nfqd did not exit within $WAIT_SECONDS s of SIGTERM"
 	wait "$NFQD_PID"
 	local rc=$?
 	NFQD_PID=
 	[ $rc -eq 0 ] || fail "nfqd exited $rc after SIGTERM"
+}
+
+# Wait ($WAIT_SECONDS s at most) until strace (or any tracer) is attached
+# to every thread or process "$@": a sleep would leave a slow strace
+# unattached when the test goes on, and the test would trace nothing.
+wait_traced() {
+	local t end
+	end=$(deadline "$WAIT_SECONDS")
+	for t in "$@"; do
+		while ! awk '/^TracerPid:/ { exit $2 == 0 }' "/proc/$t/status" 2>/dev/null; do
+			before "$end" || fail "no tracer attached to $t after $WAIT_SECONDS s"
+			sleep 0.05
+		done
+	done
 }
 
 # Remember a background PID for cleanup.
@@ -268,14 +296,13 @@ sink_udp_packets() {
 	in_b nft list chain inet nfqdsink in | awk '/udp counter/ { for (i = 1; i <= NF; i++) if ($i == "packets") print $(i + 1) }'
 }
 
-# Wait (10 s at most) until the sink has counted $1 UDP packets; print
-# the count it has then. Packets still in flight on a loaded machine are
-# waited for, a count that went past $1 is not.
+# Wait ($WAIT_SECONDS s at most) until the sink has counted $1 UDP
+# packets; print the count it has then. Packets still in flight on a
+# loaded machine are waited for, a count that went past $1 is not.
 wait_sink_udp() {
-	_n=0
-	while [ "$(sink_udp_packets)" -lt "$1" ] && [ $_n -lt 100 ]; do
+	_end=$(deadline "$WAIT_SECONDS")
+	while [ "$(sink_udp_packets)" -lt "$1" ] && before "$_end"; do
 		sleep 0.1
-		_n=$((_n + 1))
 	done
 	sink_udp_packets
 }

@@ -114,22 +114,39 @@ $T new-session -d -s comp -x 120 -y 20 \
 	"env BASH_COMPLETION_USER_DIR=$TMP/user PATH=$TMP/bin:$PATH PS1='comp\$ ' bash --norc --noprofile -i" \
 	|| fail "tmux new-session"
 bg_pid "$($T display-message -p -t comp '#{pid}')"
-$T send-keys -t comp "source $BC_MAIN" Enter
+# Wait ($WAIT_SECONDS s at most) until the pane has a line matching $1.
+pane_has() {
+	local end
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
+		$T capture-pane -p -t comp | grep -q -- "$1" && return 0
+		sleep 0.1
+	done
+	$T capture-pane -p -t comp
+	fail "no line matching '$1' in the terminal after $WAIT_SECONDS s"
+}
 # The last prompt line is "comp$ $1" (tmux drops trailing blanks).
 line_is() {
-	local i want="comp\$ $1"
+	local end want="comp\$ $1"
 
 	want=${want% }
-	for i in $(seq 1 200); do
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		[ "$($T capture-pane -p -t comp | grep '^comp\$' | tail -n 1)" = "$want" ] && return 0
 		sleep 0.1
 	done
 	$T capture-pane -p -t comp
-	fail "command line is not '$1'"
+	fail "command line is not '$1' after $WAIT_SECONDS s"
 }
-# Type only once bash is back at an empty prompt: keys sent while it was
-# still sourcing were echoed by the terminal before the prompt (a busy
-# machine made the line "nfqd-ctl coun   comp$ nfqd-ctl counters").
+# Type only once bash is reading its line, and after the sourcing is
+# done: keys sent while bash was still starting or sourcing were echoed
+# by the terminal before the prompt (a busy machine made the line
+# "nfqd-ctl coun   comp$ nfqd-ctl counters"). An empty prompt alone does
+# not say the sourcing is done (it is also the first prompt); the line
+# the sourcing command prints last does.
+line_is ""
+$T send-keys -t comp "source $BC_MAIN; echo sourced-\$?" Enter
+pane_has '^sourced-0$'
 line_is ""
 $T send-keys -t comp "nfqd-ctl coun" Tab
 line_is "nfqd-ctl counters"

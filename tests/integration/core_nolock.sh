@@ -79,7 +79,8 @@ kill -USR2 "$NFQD_PID"
 strace -qq -e signal=none -p "$(echo $workers | tr " " ,)" -o "$TMP/strace.all" 2>"$TMP/strace.err" &
 strace_pid=$!
 bg_pid $strace_pid
-sleep 0.5
+# shellcheck disable=SC2086
+wait_traced $workers
 wait_both
 kill -INT "$strace_pid"
 wait "$strace_pid" 2>/dev/null

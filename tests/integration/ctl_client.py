@@ -8,12 +8,19 @@ Each MODE behaves like one kind of client (good or hostile) and checks
 what the daemon does about it. Prints one line; exits 0 when the daemon
 behaved as expected, 1 otherwise.
 
+No check is a stopwatch: on a loaded machine the daemon may be late by
+seconds. What is asserted is what happened (an answer, its status, a
+connection cut before the request was complete) and that a deadline did
+not fire early; the socket timeout only ends a test whose daemon hangs.
+
 Frame: "NFQD" u8 version, u8 type (1 request, 2 response), u16 status,
 u32 payload length (network order), payload, "END\\n".
 """
 import json
+import os
 import socket
 import struct
+import subprocess
 import sys
 import time
 
@@ -36,11 +43,29 @@ def request(*words, flags=0):
     return frame(body)
 
 
-def connect(path, timeout=15.0):
+def connect(path, timeout=60.0):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(timeout)
     s.connect(path)
     return s
+
+
+def wait_accepted(s, path, timeout=60.0):
+    """Wait until the daemon has accepted connection s: ss then shows a
+    socket bound to path whose peer is s (a connection still in the
+    listen backlog has no peer yet)."""
+    ino = str(os.fstat(s.fileno()).st_ino)
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        out = subprocess.run(["ss", "-xH"], capture_output=True,
+                             text=True).stdout
+        for line in out.splitlines():
+            f = line.split()
+            if len(f) >= 8 and f[4] == path and f[7] == ino:
+                return
+        time.sleep(0.05)
+    raise AssertionError("the daemon did not accept the connection in %d s"
+                         % timeout)
 
 
 def read_response(s):
@@ -106,19 +131,22 @@ def mode_truncated(path, arg):
     t = time.monotonic()
     r = read_response(s)
     took = time.monotonic() - t
+    # Had the daemon waited for the rest, its request deadline would
+    # have answered "timed out": no answer at all is the drop.
     print("answer %r after %.2f s" % (r, took))
-    return 0 if r is None and took < 2 else 1
+    return 0 if r is None else 1
 
 
 def mode_truncated_wait(path, arg):
-    """Half a frame, then silence: cut off by the request deadline."""
+    """Half a frame, then silence: cut off by the request deadline (5 s
+    from accept; not before 3 s have passed here)."""
     s = connect(path)
     s.sendall(request("status")[:14])
     t = time.monotonic()
     rc = expect_error(s, ST_TIMEOUT, "timed out")
     took = time.monotonic() - t
     print("cut after %.2f s" % took)
-    return rc if 3 < took < 9 else 1
+    return rc if took > 3 else 1
 
 
 def mode_huge(path, arg):
@@ -149,29 +177,33 @@ def mode_badpayload(path, arg):
 
 
 def mode_silent(path, arg):
-    """Connect and never speak: closed after the request deadline."""
+    """Connect and never speak: closed after the request deadline (5 s
+    from accept; not before 3 s have passed here)."""
     s = connect(path)
     t = time.monotonic()
     rc = expect_error(s, ST_TIMEOUT, "timed out")
     took = time.monotonic() - t
     print("cut after %.2f s" % took)
-    return rc if 3 < took < 9 else 1
+    return rc if took > 3 else 1
 
 
 def mode_slow(path, arg):
-    """One byte every 0.4 s: a whole request would take 8 s; cut at 5."""
+    """One byte a second: a whole request would take 25 s; the request
+    deadline (5 s from accept, not per byte) cuts it off before."""
     s = connect(path)
     data = request("status")
     t = time.monotonic()
+    sent = 0
     try:
         for b in data:
             s.sendall(bytes([b]))
-            time.sleep(0.4)
+            sent += 1
+            time.sleep(1)
     except (BrokenPipeError, ConnectionResetError):
         pass
     took = time.monotonic() - t
-    print("cut after %.2f s" % took)
-    return 0 if took < 7 else 1
+    print("cut after %d of %d bytes, %.2f s" % (sent, len(data), took))
+    return 0 if sent < len(data) else 1
 
 
 def mode_many(path, arg):
@@ -203,10 +235,9 @@ def mode_stalled(path, arg):
     """The daemon is stopped (SIGSTOP, pid ARG) for 6 s after accepting
     this client, which sends its request meanwhile: it is still served,
     not timed out, when the daemon runs again."""
-    import os
     import signal
     s = connect(path)
-    time.sleep(0.3)
+    wait_accepted(s, path)
     os.kill(int(arg), signal.SIGSTOP)
     try:
         s.sendall(request("status"))
@@ -223,7 +254,7 @@ def storm_client(path, kind, tally):
     or a "busy" answer; the others hang up mid-request."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(path)
-    s.settimeout(15.0)
+    s.settimeout(60.0)
     if kind == "good":
         s.sendall(request("stats"))
         r = read_response(s)
@@ -248,7 +279,6 @@ def mode_storm(path, arg):
     half a request; the rest by 250 threads at once, in turn a good
     client, one closing after half a frame, one holding half a frame for
     0.3 s, one closing before reading its answer."""
-    import os
     import resource
     import signal
     import threading

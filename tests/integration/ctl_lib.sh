@@ -21,15 +21,16 @@ queue_rule_setup() {
 		|| fail "iptables NFQUEUE rule"
 }
 
-# Wait (5 s at most) for file $1 to exist.
+# Wait ($WAIT_SECONDS s at most) for file $1 to exist.
 wait_file() {
-	local i
-	for i in $(seq 1 100); do
+	local end
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		[ -e "$1" ] && return 0
 		kill -0 "$NFQD_PID" 2>/dev/null || fail "nfqd exited"
 		sleep 0.05
 	done
-	fail "$1 did not appear"
+	[ -e "$1" ] || fail "$1 did not appear within $WAIT_SECONDS s"
 }
 
 # Send $3 UDP datagrams of 18 payload bytes (46-byte IPv4 packets) from
@@ -50,11 +51,12 @@ for i in range(n):
 ' "$2" "$3" "$4" || fail "sending failed"
 }
 
-# Wait (10 s at most) until field $3 of queue $2's line in stats file $1
-# equals $4.
+# Wait ($WAIT_SECONDS s at most) until field $3 of queue $2's line in
+# stats file $1 equals $4.
 wait_stats_field() {
-	local i v=
-	for i in $(seq 1 100); do
+	local end v=
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		v=$(awk -v q="$2" -v f="$3" '$1 == q { print $f }' "$1" 2>/dev/null)
 		[ "$v" = "$4" ] && return 0
 		sleep 0.1

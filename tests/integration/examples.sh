@@ -7,6 +7,16 @@
 # kernel rules copied from that comment, on a router between two
 # namespaces: a bulk TCP transfer leaves the queue after its first
 # packets, while another connection stays in it.
+#
+# The bypass is asserted with the product's own accounting. The packets
+# of a bulk connection that reach the queue before nfqd's verdict on its
+# first non-SYN packet has set the connection mark (the sender's initial
+# window, and its retransmissions while nfqd is starved of CPU) are
+# judged by nfqd, legitimately; so the promise is: the bytes nfqd judged
+# plus the bytes that skipped the queue cover the transfer, and nfqd
+# judged only a handful of the connection's packets. How many bytes those
+# packets carry is the sender's TCP stack's business (veth hands over
+# GSO packets of up to 64 KiB), not a bound the test can hold it to.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/integration/ctl_lib.sh"
 
@@ -105,9 +115,11 @@ print(n)
 ' "$1" >"$TMP/received" &
 	local server=$!
 	bg_pid $server
+	# The server listens once python has started: 30 s on a loaded machine.
 	local i
-	for i in $(seq 1 50); do
+	for i in $(seq 1 300); do
 		in_c ss -ltn | grep -q ":$1 " && break
+		kill -0 $server 2>/dev/null || fail "the server on port $1 exited"
 		sleep 0.1
 	done
 	in_a "$PY" -c '
@@ -127,11 +139,22 @@ got=$(transfer 5201 $BYTES)
 [ "$got" -eq $BYTES ] || fail "bulk transfer: C received $got of $BYTES bytes"
 bulk=$(($(judged packets) - before))
 bulk_bytes=$(($(judged bytes) - before_bytes))
-log "port 5201 (bulk): nfqd judged $bulk packets ($bulk_bytes bytes), $(skipped) bytes skipped the queue; bypass rule hits $(bypass_hits)"
+bulk_skipped=$(skipped)
+log "port 5201 (bulk): nfqd judged $bulk packets ($bulk_bytes bytes), $bulk_skipped bytes skipped the queue; bypass rule hits $(bypass_hits)"
 [ "$(bypass_hits)" -ge 1 ] || fail "the bypass rule never matched"
-[ "$(skipped)" -ge $BYTES ] || fail "only $(skipped) bytes skipped the queue"
-[ "$bulk" -le 20 ] && [ "$bulk_bytes" -le 100000 ] \
-	|| fail "nfqd judged $bulk packets, $bulk_bytes bytes of a bypassed transfer"
+# Every byte went one way or the other (IP bytes, headers included, so
+# the sum is a little more than the payload).
+[ $((bulk_bytes + bulk_skipped)) -ge $BYTES ] \
+	|| fail "nfqd judged $bulk_bytes bytes and $bulk_skipped skipped the queue: less than the $BYTES sent"
+# Most of them skipped it: nfqd saw the start, not the transfer.
+[ "$bulk_skipped" -ge $((BYTES / 2)) ] \
+	|| fail "only $bulk_skipped of $BYTES bytes skipped the queue"
+# A handful of packets: the handshake, the initial window (10 segments,
+# fewer with GSO) queued before the verdict that marks the connection,
+# and the sender's retransmissions while nfqd waits for a CPU. A broken
+# bypass makes it thousands (every segment and every ACK).
+[ "$bulk" -le 30 ] \
+	|| fail "nfqd judged $bulk packets ($bulk_bytes bytes) of a bypassed transfer"
 
 before_bytes=$(judged bytes)
 skipped_before=$(skipped)

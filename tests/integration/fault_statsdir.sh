@@ -30,7 +30,9 @@ start_nfqd "$NS_B" "$conf"
 wait_bound "$NS_B" 0
 
 # Run in nfqd's mount namespace.
-in_mnt() { nsenter -t "$NFQD_PID" -m "$@"; }
+# -r: nfqd's root (in a chroot, entering the mount namespace alone would
+# put the command at the host's /).
+in_mnt() { nsenter -t "$NFQD_PID" -m -r "$@"; }
 failures() { grep -c "stats: cannot write $SD/stats" "$TMP/nfqd.log"; }
 recoveries() { grep -c "stats: writing $SD/stats again" "$TMP/nfqd.log"; }
 

@@ -91,7 +91,8 @@ wait "$g2" || fail "generator (port 10) could not send everything"
 # (60 s at most) until both kernel queues are empty and the sink's
 # counters stop moving.
 last=
-for i in $(seq 1 600); do
+end=$(deadline 60)
+while before "$end"; do
 	now="$(kqueue_field "$NS_B" 0 3) $(kqueue_field "$NS_B" 1 3) $(sink_counter 1) $(sink_counter 2) $(sink_counter 3)"
 	case $now in "0 0 "*) [ "$now" = "$last" ] && break ;; esac
 	last=$now

@@ -93,7 +93,7 @@ strace -qq -p "$worker" -e trace=epoll_wait \
 	-e inject=epoll_wait:delay_exit=600000 -o /dev/null &
 strace_pid=$!
 bg_pid $strace_pid
-sleep 0.5
+wait_traced "$worker"
 write_conf "meta skuid 0 drop;"
 before=$(burst_seen)
 n0=$(judged)
@@ -122,7 +122,7 @@ strace -qq -p "$worker" -e trace=sendto -e inject=sendto:error=EPERM:when=1 \
 	-o /dev/null &
 strace_pid=$!
 bg_pid $strace_pid
-sleep 0.5
+wait_traced "$worker"
 write_conf "meta skuid 0 drop;"
 out=$(ctl reload 2>&1) && fail "a reload the kernel refused succeeded: $out"
 log "refused: $out"

@@ -41,8 +41,15 @@ wait_file "$STATS"
 send_udp_to "$NS_A" 192.0.2.2 $((N - M)) 5000
 send_udp_to "$NS_A" 192.0.2.2 "$M" 9
 wait_stats_field "$STATS" 0 10 "$N"
-# One more interval: the file now holds the settled kernel line too.
-sleep 1.3
+# Columns 1-9 of the file are the kernel's line at the last write: wait
+# (a writer's interval or more, on a loaded machine) until the file holds
+# the settled kernel line too.
+kcols() { awk '{ print $1, $2, $3, $4, $5, $6, $7, $8, $9 }'; }
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
+	[ "$(awk '$1 == 0' "$STATS" | kcols)" = "$(kqueue_line "$NS_B" 0 | kcols)" ] && break
+	sleep 0.1
+done
 
 line=$(awk '$1 == 0' "$STATS")
 log "stats file: $line"
@@ -64,7 +71,7 @@ log "kernel line: $kline"
 kraw=$(kqueue_line "$NS_B" 0)
 [ "$(printf '%s\n' "$line" | cut -c1-${#kraw})" = "$kraw" ] \
 	|| fail "columns 1-9 not formatted as the kernel's: '$line' vs '$kraw'"
-[ "$(sink_udp_packets)" -eq $((N - M)) ] || fail "sink saw $(sink_udp_packets), want $((N - M))"
+[ "$(wait_sink_udp $((N - M)))" -eq $((N - M)) ] || fail "sink saw $(sink_udp_packets), want $((N - M))"
 
 # The same through the control socket, JSON.
 ctl -j stats >"$TMP/stats.json" || fail "nfqd-ctl stats -j failed"

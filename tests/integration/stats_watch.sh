@@ -84,16 +84,24 @@ print("# stats_watch.sh: %s" % line.strip()[:160])
 PY
 
 # Counters reset while watching: the counters go down, no rate is negative.
-ctl -j stats -w 0.3 -n 8 >"$TMP/reset.json" &
+# The reset comes once the watcher has shown two samples (not after a
+# sleep: a slow start would put every sample after the reset), and 20
+# samples (6 s) leave the reset time to land before the last.
+ip netns exec "$NS_B" "$NFQD_CTL" -s "$SOCK" -j stats -w 0.3 -n 20 >"$TMP/reset.json" &
 watcher=$!
 bg_pid $watcher
-sleep 1.2
+end=$(deadline "$WAIT_SECONDS")
+while [ "$(wc -l <"$TMP/reset.json")" -lt 2 ] && before "$end"; do
+	kill -0 $watcher 2>/dev/null || break
+	sleep 0.05
+done
+[ "$(wc -l <"$TMP/reset.json")" -ge 2 ] || fail "stats -w showed no two samples: $(cat "$TMP/reset.json")"
 ctl counters reset || fail "counters reset failed"
 wait $watcher || fail "stats -w across a reset failed"
 "$PY" - "$TMP/reset.json" <<'PY' || fail "rates across a counters reset"
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
-assert len(lines) == 8, len(lines)
+assert len(lines) == 20, len(lines)
 went_down = False
 for prev, d in zip(lines, lines[1:]):
     q, p = d["queues"][0], prev["queues"][0]

@@ -37,7 +37,7 @@ strace -qq -o "$TMP/strace.out" -p "$tid" -e trace=recvmmsg \
 	-e inject=recvmmsg:delay_enter=3000000:when=1 2>"$TMP/strace.err" &
 st=$!
 bg_pid $st
-sleep 0.5
+wait_traced "$tid"
 ip netns exec "$NS_A" "$TOP_BUILDDIR/tests/bench/nfqd-gen" -d 192.0.2.2 -n 2000 -r 1000 -q &
 gen=$!
 bg_pid $gen

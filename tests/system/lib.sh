@@ -66,8 +66,13 @@ sys_cleanup() {
 trap sys_cleanup EXIT
 
 # Run a command inside the container (all its namespaces, its root).
+# -r -w: the container's root and working directory, named. Entering the
+# mount namespace alone sets the root to the top of that namespace's
+# mount tree: the container's on a plain host, but in a chroot the
+# host's own / (the chroot is no root of any namespace), where systemctl
+# finds no /run/systemd/system and says "offline".
 in_c() {
-	nsenter -a -t "$INIT_PID" env -i PATH="$SYS_PATH" SYSTEMD_COLORS=0 \
+	nsenter -a -r -w -t "$INIT_PID" env -i PATH="$SYS_PATH" SYSTEMD_COLORS=0 \
 		SYSTEMD_PAGER= LANG=C "$@"
 }
 
