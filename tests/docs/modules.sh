@@ -56,7 +56,8 @@ project_files() {
 # project's own directory under a prefix (SYSCONFDIR "/nfqd/..."), nor a
 # placeholder (/path/to, /nonexistent); a Markdown document (by its file
 # name) the tree does not have.
-system='bin boot dev etc lib lib32 lib64 libexec media mnt opt proc run sbin srv sys tmp usr var'
+# /org/...: D-Bus object paths (/org/freedesktop/systemd1), not files.
+system='bin boot dev etc lib lib32 lib64 libexec media mnt opt org proc run sbin srv sys tmp usr var'
 allowed="$system $(sed 's|/.*||' "$files" | sort -u | tr '\n' ' ') nfqd path nonexistent"
 start='(^|[[:space:]=(,;|:{[]|(^|[[:space:]=(])["'"'"'`]|\\f[A-Z(]|\\f\[[A-Z]*\])'
 hits=$(cd "$top" && project_files | tr '\n' '\0' |

@@ -12,7 +12,12 @@ out=$("$NFQD" -t -c "$example" 2>&1) || fail "as installed: $out"
 [ "$out" = "config OK" ] || fail "as installed: $out"
 
 # A "#" followed by something other than a space or the end marks a setting.
-sed 's/^#\([^ ]\)/\1/' "$example" >"$TMP/uncommented.conf"
+# "nfqd -t" checks that the users and groups named exist: the example's
+# "nfqd" becomes one this host has.
+sed -e 's/^#\([^ ]\)/\1/' \
+	-e "s/^\([[:space:]]*\)user \"[^\"]*\"/\1user \"nobody\"/" \
+	-e "s/^\([[:space:]]*\)control-group \"[^\"]*\"/\1control-group \"$(id -gn nobody)\"/" \
+	"$example" >"$TMP/uncommented.conf"
 out=$("$NFQD" -t -c "$TMP/uncommented.conf" 2>&1) || fail "uncommented: $out"
 [ "$out" = "config OK" ] || fail "uncommented: $out"
 grep -q '^hook input' "$TMP/uncommented.conf" || fail "no example policy"
