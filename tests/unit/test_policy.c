@@ -1722,6 +1722,20 @@ static void test_ifcache_netlink(void **state)
 	assert_false(ifcache_name(ifc, idx, name));
 	assert_true(ifcache_name(ifc, 1, name));
 	assert_true(wait_name(loop, ifc, idx, NULL));
+	/* More changes than the worker's table holds, unread by the main
+	 * thread: no name is sure until the main thread caught up. */
+	assert_int_equal(system("for i in $(seq 1 140); do echo link add "
+				"nfqdo$i type veth peer name nfqdp$i; done | "
+				"ip -batch -"), 0);
+	ifcache_batch_begin();
+	assert_false(ifcache_name(ifc, 1, name));
+	assert_true(wait_name(loop, ifc, 1, "lo"));
+	idx = if_nametoindex("nfqdo140");
+	assert_true(idx > 0);
+	assert_true(wait_name(loop, ifc, idx, "nfqdo140"));
+	assert_int_equal(system("for i in $(seq 1 140); do echo link del "
+				"nfqdo$i; done | ip -batch -"), 0);
+	assert_true(wait_name(loop, ifc, idx, NULL));
 	ifcache_worker_stop();
 	ifcache_free(ifc);
 	ev_loop_destroy(loop);
