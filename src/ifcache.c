@@ -273,7 +273,7 @@ static int over_cb(const struct nlmsghdr *nlh, void *data)
 }
 
 /* Read this worker's socket to its end: one recvfrom when nothing came. */
-static void worker_drain(struct ifcache *c)
+static void worker_drain(const struct ifcache *c)
 {
 	struct over_walk w = { 0 };
 	bool lost = false;
@@ -346,7 +346,7 @@ static void worker_prune(const struct ifcache *c)
 }
 
 /* Once per batch: system calls only for batches that read a name. */
-static bool names_sure(struct ifcache *c)
+static bool names_sure(const struct ifcache *c)
 {
 	if (checked_gen == batch_gen)
 		return batch_sure;
@@ -369,8 +369,7 @@ bool ifcache_name(const struct ifcache *c, uint32_t ifindex, char *name)
 	const struct ifover *o;
 	bool found;
 
-	/* Only this thread's state changes; the cache stays as it is. */
-	if (!c || !ifindex || !names_sure((struct ifcache *)c))
+	if (!c || !ifindex || !names_sure(c))
 		return false;
 	o = me && me->n ? over_find(ifindex) : NULL;
 	if (o) {
