@@ -24,18 +24,27 @@ struct ifcache *ifcache_new(void);
 void ifcache_free(struct ifcache *c);
 
 /* Copy the name of IFINDEX into NAME (IFNAMSIZ bytes); false if unknown
- * or C is NULL, and for every index while the cache may be stale (a link
- * notification waits unread or unpublished; checked once per batch, see
- * ifcache_batch_begin). Any registered RCU reader thread. */
+ * or C is NULL, and for every index while this worker may have missed a
+ * link change (checked once per batch, see ifcache_batch_begin). Any
+ * registered RCU reader thread; C itself is not changed. */
 bool ifcache_name(const struct ifcache *c, uint32_t ifindex, char *name);
 
 /*
  * A worker received packets and is about to judge them: the next
- * ifcache_name() of this thread checks (one poll of the rtnetlink socket)
- * that no link change the kernel made before those packets is missing
- * from the names. A thread that never calls it is not checked (tests).
+ * ifcache_name() of this thread first reads, without waiting, the link
+ * notifications that reached this worker's own rtnetlink socket (one
+ * recvfrom when none did), so a rename the kernel acknowledged before
+ * those packets were queued is seen. A thread without a socket (see
+ * ifcache_worker_start) polls the main thread's instead and sees no name
+ * while that one holds unread changes; a thread that never calls it is
+ * not checked (tests).
  */
 void ifcache_batch_begin(void);
+
+/* Open (start) and close (stop) the calling worker thread's rtnetlink
+ * socket for link notifications. Not on the packet path. */
+void ifcache_worker_start(void);
+void ifcache_worker_stop(void);
 
 /*
  * Set IFINDEX's NAME (NULL: forget it) and publish at once, as a netlink

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <urcu-qsbr.h>
 
@@ -46,17 +47,45 @@ struct ifcache {
 	/* Set while notifications read from mon are not yet published (or
 	 * a resync is owed): the names may be stale. */
 	atomic_bool applying;
+	/* Reads of mon completed (and published): workers' overrides. */
+	atomic_ulong reads_done;
 };
 
 /*
- * Renames (issue 17): the kernel queues a link notification on mon before
- * it acknowledges the change to whoever made it, so a packet that the
- * kernel queued after the acknowledgement reaches a worker only after the
- * notification reached mon. A worker therefore checks, once per receive
- * batch and only when a rule asks for a name, that mon holds nothing
- * unread and that the main thread is not between reading and publishing;
- * otherwise every name is unknown (INCOMPLETE) for that batch.
+ * Renames (issue 17): the kernel queues a link notification on every
+ * subscribed socket before it acknowledges the change to whoever made it,
+ * so a packet the kernel queued after the acknowledgement reaches a worker
+ * only after the notification reached every rtnetlink subscriber. Each
+ * worker has a socket of its own (ifcache_worker_start): once per receive
+ * batch, and only when a rule reads a name, it reads that socket without
+ * waiting and keeps what it read in a small table of overrides, consulted
+ * before the published table. An override goes once the published table
+ * agrees with it and provably includes the notification (two main-loop
+ * reads completed since: the second one began after the worker read it).
+ * When the worker lost notifications (its socket overran, or the table is
+ * full) or before its socket exists, every name is INCOMPLETE until the
+ * main thread has read and published everything queued on mon (a poll of
+ * mon and the applying flag: the only case that costs a second system
+ * call).
  */
+#define IFW_MAX		256	/* a batch of 48 veth pairs adds 96 links */
+
+struct ifover {
+	uint32_t ifindex;
+	bool gone;			/* deleted */
+	char name[IFNAMSIZ];
+	unsigned long stamp;		/* c->reads_done when last set */
+};
+
+struct ifworker {
+	struct mnl_socket *nl;		/* NULL: none, check mon each batch */
+	bool behind;			/* lost notifications: wait for mon */
+	unsigned n;
+	struct ifover o[IFW_MAX];
+	char buf[NL_BUF_SIZE];
+};
+
+static _Thread_local struct ifworker *me;
 static _Thread_local unsigned long batch_gen, checked_gen;
 static _Thread_local bool batch_sure = true;	/* unchecked: trusted */
 
@@ -140,7 +169,8 @@ void ifcache_batch_begin(void)
 	batch_gen++;
 }
 
-/* No notification read or waiting that the published table lacks. */
+/* No notification read or waiting on mon that the published table
+ * lacks: one poll(2). */
 static bool names_current(const struct ifcache *c)
 {
 	struct pollfd pfd = { .fd = c->mon_fd, .events = POLLIN };
@@ -156,67 +186,268 @@ static bool names_current(const struct ifcache *c)
 	return !atomic_load_explicit(&c->applying, memory_order_acquire);
 }
 
-/* Once per batch: a system call only for batches that read a name. */
+/* The published name of IFINDEX in T (NULL: none). Inside an RCU read. */
+static bool tab_name(const struct iftab *t, uint32_t ifindex, char *name)
+{
+	if (!t)
+		return false;
+	for (unsigned s = slot_of(ifindex, t->mask); t->e[s].ifindex;
+	     s = (s + 1) & t->mask) {
+		if (t->e[s].ifindex == ifindex) {
+			memcpy(name, t->e[s].name, IFNAMSIZ);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The link of one RTM_NEWLINK / RTM_DELLINK; false for any other message.
+ * *NAME is NULL for a deletion and for a new link without a name. The one
+ * parser of link messages, for the main loop and the workers.
+ */
+static bool link_parse(const struct nlmsghdr *nlh, uint32_t *ifindex,
+		       const char **name)
+{
+	const struct ifinfomsg *ifm = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *a;
+
+	*name = NULL;
+	if (nlh->nlmsg_type != RTM_NEWLINK && nlh->nlmsg_type != RTM_DELLINK)
+		return false;
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifm) ||
+	    ifm->ifi_index <= 0)
+		return false;
+	*ifindex = (uint32_t)ifm->ifi_index;
+	if (nlh->nlmsg_type == RTM_DELLINK)
+		return true;
+	mnl_attr_for_each(a, nlh, sizeof(*ifm)) {
+		if (mnl_attr_get_type(a) == IFLA_IFNAME &&
+		    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
+			*name = mnl_attr_get_str(a);
+	}
+	return true;
+}
+
+static struct ifover *over_find(uint32_t ifindex)
+{
+	for (unsigned i = 0; i < me->n; i++)
+		if (me->o[i].ifindex == ifindex)
+			return &me->o[i];
+	return NULL;
+}
+
+/* What over_cb works on. */
+struct over_walk {
+	unsigned long stamp;
+	bool full;
+};
+
+/* One notification read by a worker: its override. */
+static int over_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct over_walk *w = data;
+	struct ifover *o;
+	uint32_t ifindex;
+	const char *name;
+
+	if (!link_parse(nlh, &ifindex, &name) ||
+	    (nlh->nlmsg_type == RTM_NEWLINK && !name))
+		return MNL_CB_OK;
+	o = over_find(ifindex);
+	if (!o) {
+		if (me->n == IFW_MAX) {
+			w->full = true;
+			return MNL_CB_OK;
+		}
+		o = &me->o[me->n++];
+		o->ifindex = ifindex;
+	}
+	o->gone = !name;
+	if (name) {
+		strncpy(o->name, name, IFNAMSIZ - 1);
+		o->name[IFNAMSIZ - 1] = '\0';
+	}
+	o->stamp = w->stamp;
+	return MNL_CB_OK;
+}
+
+/* Read this worker's socket to its end: one recvfrom when nothing came. */
+static void worker_drain(const struct ifcache *c)
+{
+	struct over_walk w = { 0 };
+	bool lost = false;
+	ssize_t n;
+
+	for (;;) {
+		struct sockaddr_nl from;
+		socklen_t len = sizeof(from);
+
+		n = recvfrom(mnl_socket_get_fd(me->nl), me->buf,
+			     sizeof(me->buf), MSG_DONTWAIT | MSG_TRUNC,
+			     (struct sockaddr *)&from, &len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == ENOBUFS) {
+			lost = true;
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+			lost = true;
+		if (n <= 0)
+			break;
+		if (from.nl_pid != 0)		/* not the kernel's */
+			continue;
+		if ((size_t)n > sizeof(me->buf)) {	/* truncated */
+			lost = true;
+			continue;
+		}
+		/* After the read: mon had it before this value was read. */
+		w.stamp = atomic_load_explicit(&c->reads_done,
+					       memory_order_acquire);
+		mnl_cb_run(me->buf, (size_t)n, 0, 0, over_cb, &w);
+	}
+	if (!lost && !w.full)
+		return;
+	/* What is kept may be older than what was lost: the published
+	 * table, once it holds everything, is the only truth. */
+	me->n = 0;
+	if (!me->behind)
+		log_warn("ifcache: a worker lost link notifications (%s): "
+			 "interface names are INCOMPLETE until the main "
+			 "thread has read every notification",
+			 lost ? "its rtnetlink socket overran" :
+				"more than 256 unpublished link changes");
+	me->behind = true;
+}
+
+/* Forget the overrides the published table provably holds. */
+static void worker_prune(const struct ifcache *c)
+{
+	unsigned long done = atomic_load_explicit(&c->reads_done,
+						  memory_order_acquire);
+	const struct iftab *t;
+	char name[IFNAMSIZ];
+
+	rcu_read_lock();
+	t = rcu_read_ptr(c->published);
+	for (unsigned i = 0; i < me->n;) {
+		const struct ifover *o = &me->o[i];
+		bool known = tab_name(t, o->ifindex, name);
+
+		/* The second read of mon since began after the worker's. */
+		if (done - o->stamp >= 2 &&
+		    (o->gone ? !known : known && !strcmp(name, o->name)))
+			me->o[i] = me->o[--me->n];
+		else
+			i++;
+	}
+	rcu_read_unlock();
+}
+
+/* Once per batch: system calls only for batches that read a name. */
 static bool names_sure(const struct ifcache *c)
 {
-	if (checked_gen != batch_gen) {
-		checked_gen = batch_gen;
-		batch_sure = names_current(c);
+	if (checked_gen == batch_gen)
+		return batch_sure;
+	checked_gen = batch_gen;
+	if (me && me->nl) {
+		worker_drain(c);
+		if (me->n)
+			worker_prune(c);
+		if (!me->behind)
+			return batch_sure = true;
 	}
+	batch_sure = names_current(c);
+	if (batch_sure && me)
+		me->behind = false;
 	return batch_sure;
 }
 
 bool ifcache_name(const struct ifcache *c, uint32_t ifindex, char *name)
 {
-	struct iftab *t;
-	bool found = false;
+	const struct ifover *o;
+	bool found;
 
 	if (!c || !ifindex || !names_sure(c))
 		return false;
-	rcu_read_lock();
-	t = rcu_read_ptr(c->published);
-	if (t) {
-		for (unsigned s = slot_of(ifindex, t->mask); t->e[s].ifindex;
-		     s = (s + 1) & t->mask) {
-			if (t->e[s].ifindex == ifindex) {
-				memcpy(name, t->e[s].name, IFNAMSIZ);
-				found = true;
-				break;
-			}
-		}
+	o = me && me->n ? over_find(ifindex) : NULL;
+	if (o) {
+		if (!o->gone)
+			memcpy(name, o->name, IFNAMSIZ);
+		return !o->gone;
 	}
+	rcu_read_lock();
+	found = tab_name(rcu_read_ptr(c->published), ifindex, name);
 	rcu_read_unlock();
 	return found;
 }
 
-/* One RTM_NEWLINK / RTM_DELLINK: a change to the working copy. */
+void ifcache_worker_start(void)
+{
+	struct ifworker *w = calloc(1, sizeof(*w));
+	int size = 1 << 20, err;
+
+	if (!w) {
+		log_warn("ifcache: out of memory for a worker's link "
+			 "notifications: it checks the main thread's on "
+			 "every batch that reads an interface name");
+		return;
+	}
+	/* Until the main thread has published what came before. */
+	w->behind = true;
+	w->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (w->nl && mnl_socket_bind(w->nl, RTMGRP_LINK,
+				     MNL_SOCKET_AUTOPID) == 0) {
+		/* Room for a storm between two batches; best effort (the
+		 * cost of an overrun is a catch-up, logged). */
+		if (setsockopt(mnl_socket_get_fd(w->nl), SOL_SOCKET,
+			       SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
+			setsockopt(mnl_socket_get_fd(w->nl), SOL_SOCKET,
+				   SO_RCVBUF, &size, sizeof(size));
+	} else {
+		err = errno;
+		if (w->nl)
+			mnl_socket_close(w->nl);
+		w->nl = NULL;
+		log_warn("ifcache: cannot open a worker's link notification "
+			 "socket (%s): it checks the main thread's on every "
+			 "batch that reads an interface name, and names are "
+			 "INCOMPLETE while that one holds unread changes",
+			 strerror(err));
+	}
+	me = w;
+}
+
+void ifcache_worker_stop(void)
+{
+	if (!me)
+		return;
+	if (me->nl)
+		mnl_socket_close(me->nl);
+	free(me);
+	me = NULL;
+}
+
 /* What link_cb works on. */
 struct link_walk {
 	struct ifcache *c;
 	bool changed;
 };
 
+/* One RTM_NEWLINK / RTM_DELLINK: a change to the working copy. */
 static int link_cb(const struct nlmsghdr *nlh, void *data)
 {
-	const struct ifinfomsg *ifm = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *a;
-	const char *name = NULL;
 	struct link_walk *w = data;
+	uint32_t ifindex;
+	const char *name;
 
-	if (nlh->nlmsg_type != RTM_NEWLINK && nlh->nlmsg_type != RTM_DELLINK)
+	if (!link_parse(nlh, &ifindex, &name))
 		return MNL_CB_OK;
-	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifm) ||
-	    ifm->ifi_index <= 0)
-		return MNL_CB_OK;
-	mnl_attr_for_each(a, nlh, sizeof(*ifm)) {
-		if (mnl_attr_get_type(a) == IFLA_IFNAME &&
-		    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
-			name = mnl_attr_get_str(a);
-	}
 	if (nlh->nlmsg_type == RTM_DELLINK)
-		w->changed |= update(w->c, (uint32_t)ifm->ifi_index, NULL);
+		w->changed |= update(w->c, ifindex, NULL);
 	else if (name)
-		w->changed |= update(w->c, (uint32_t)ifm->ifi_index, name);
+		w->changed |= update(w->c, ifindex, name);
 	return MNL_CB_OK;
 }
 
@@ -304,6 +535,7 @@ static void mon_cb(struct ev_loop *loop, struct ev_io *io, int revents)
 	}
 	atomic_store_explicit(&c->applying, c->resync_owed,
 			      memory_order_release);
+	atomic_fetch_add_explicit(&c->reads_done, 1, memory_order_release);
 }
 
 struct ifcache *ifcache_new(void)

@@ -887,12 +887,14 @@ static void *worker_main(void *arg)
 	/* From here on this thread's log lines go through its ring: no
 	 * write(2) on the packet path. */
 	log_ring_attach(q->log);
+	ifcache_worker_start();
 	q->in_worker = true;
 	if (verdict_batch_pending(&q->vb))
 		send_verdicts(q);
 	ev_run(q->loop, 0);
 	q->in_worker = false;
 	queue_counters_publish(q);
+	ifcache_worker_stop();
 	log_ring_attach(NULL);
 	rcu_unregister_thread();
 	return NULL;

@@ -5,9 +5,13 @@
 # ranges, marks, a log statement and an interface name, the worker threads
 # call no pthread lock, semaphore, condition variable or allocator
 # (nolock_shim.c, preloaded), make no futex system call, and no system
-# call at all but the batch's receive and send and the event loop's wait
-# (strace on the workers): their log lines go through a ring the main
-# thread writes out.
+# call at all but the batch's receive and send, the event loop's wait and,
+# for a batch that reads an interface name, one non-blocking read of the
+# worker's own rtnetlink socket (strace on the workers): their log lines go
+# through a ring the main thread writes out. That read is not a lock: the
+# socket is the worker's alone, and it learns a rename the kernel
+# acknowledged before the packets were queued (issue 17); when nothing
+# came it is a single recvfrom(MSG_DONTWAIT) that fails with EAGAIN.
 . "$(dirname "$0")/../lib.sh"
 
 ns_setup
@@ -76,7 +80,7 @@ kill -USR1 "$NFQD_PID"
 wait_both
 kill -USR2 "$NFQD_PID"
 # Every system call of the workers during a second window.
-strace -qq -e signal=none -p "$(echo $workers | tr " " ,)" -o "$TMP/strace.all" 2>"$TMP/strace.err" &
+strace -qq -yy -e signal=none -p "$(echo $workers | tr " " ,)" -o "$TMP/strace.all" 2>"$TMP/strace.err" &
 strace_pid=$!
 bg_pid $strace_pid
 # shellcheck disable=SC2086
@@ -96,7 +100,24 @@ log "worker system calls under strace: $(echo $calls)"
 echo "$calls" | grep -q recvmmsg || fail "strace saw no recvmmsg: $(head -3 "$TMP/strace.all" "$TMP/strace.err" 2>&1)"
 futexes=$(echo "$calls" | awk '$2 == "futex" { print $1 }')
 log "futex calls by workers$workers under strace: ${futexes:-0}"
-allowed="recvmmsg|sendmsg|sendto|epoll_wait|restart_syscall"
+allowed="recvmmsg|sendmsg|sendto|epoll_wait|restart_syscall|recvfrom"
+# recvfrom only on a NETLINK_ROUTE socket, never waiting. strace names
+# the socket's inode (nfqd's namespace is not its own); the namespace's
+# netlink table gives the inode's protocol (0: NETLINK_ROUTE).
+# A call another thread interrupted is split in two lines: joined first.
+reads=$(awk '/ <unfinished \.\.\.>$/ { sub(/ <unfinished \.\.\.>$/, ""); part[$1] = $0; next }
+	match($0, /<\.\.\. [a-z_0-9]+ resumed>/) { $0 = part[$1] substr($0, RSTART + RLENGTH) }
+	{ print }' "$TMP/strace.all" | grep -E "^([0-9]+ +)?recvfrom\(" || true)
+link_reads=$(echo "$reads" | grep -c . || true)
+bad_reads=$(echo "$reads" | grep -vE "^([0-9]+ +)?recvfrom\([0-9]+<NETLINK:\[[^]]*\]>, [^,]+, [0-9]+, [A-Z_|]*MSG_DONTWAIT" || true)
+for inode in $(echo "$reads" | sed -nE 's/.*<NETLINK:\[([^]]*:)?([0-9]+)\]>.*/\2/p' | sort -u); do
+	proto=$(awk -v i="$inode" '$10 == i { print $2 }' "/proc/$NFQD_PID/net/netlink")
+	[ "$proto" = 0 ] ||
+		bad_reads="$bad_reads socket $inode is netlink protocol '$proto', not NETLINK_ROUTE"
+done
+log "rtnetlink reads by workers under strace: $link_reads"
+[ "$link_reads" -gt 0 ] || fail "no worker read its rtnetlink socket, though a rule reads an interface name"
+[ -z "$bad_reads" ] || fail "a worker's recvfrom was not a non-blocking read of its rtnetlink socket: $(echo "$bad_reads" | head -3)"
 others=$(echo "$calls" | grep -vE " ($allowed)$" || true)
 [ -z "$others" ] || fail "workers made other system calls: $(echo $others); e.g. $(grep -vE "^([0-9]+ +)?($allowed)\(|resumed>" "$TMP/strace.all" | head -3)"
 

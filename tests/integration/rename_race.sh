@@ -12,7 +12,9 @@
 # and right after each acknowledgement sends a burst: to port 1000 while
 # the name is BAD (all must be dropped), to port 2000 while it is GOOD
 # (none may meet the second rule; a packet whose name nfqd cannot be sure
-# of is incomplete, and dropped by incomplete-verdict drop). Then a marker
+# of would be incomplete, and dropped by incomplete-verdict drop; but each
+# worker reads the rename from its own rtnetlink socket before judging,
+# so none is: incomplete must stay 0). Then a marker
 # to port 3000, whose echo from the sink says every packet before it was
 # judged (one queue, judged in order). An nft chain before the queue
 # counts the same packets the same way as the reference: nft judges none
@@ -196,5 +198,7 @@ set -- $ref
 [ "$old_bad" = 0 ] ||
 	fail "$old_bad packets sent after BAD->GOOD was acknowledged were dropped under the old name BAD"
 [ "$got_good" -gt 0 ] || fail "no packet passed while the name was GOOD"
+[ "$incomplete" = 0 ] ||
+	fail "$incomplete packets judged incomplete: a worker did not learn a rename from its own rtnetlink socket before judging"
 stop_nfqd
 exit 0

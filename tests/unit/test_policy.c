@@ -1700,8 +1700,43 @@ static void test_ifcache_netlink(void **state)
 	ifcache_batch_begin();
 	assert_true(ifcache_name(ifc, idx, name));
 	assert_string_equal(name, "nfqdrn");
-	assert_int_equal(system("ip link del nfqdrn"), 0);
+	/* A worker with its own socket (issue 17): the main loop does not
+	 * run below until the end, so every name comes from the worker. */
+	ifcache_worker_start();
+	assert_true(wait_name(loop, ifc, idx, "nfqdrn"));
+	/* Unrelated links come and go: names stay known. */
+	assert_int_equal(system("ip link add nfqdu0 type veth peer name "
+				"nfqdu1 && ip link del nfqdu0"), 0);
+	ifcache_batch_begin();
+	assert_true(ifcache_name(ifc, idx, name));
+	assert_string_equal(name, "nfqdrn");
+	assert_true(ifcache_name(ifc, 1, name));
+	/* A rename is seen by the very next batch, unread by the main
+	 * thread; so is a deletion. */
+	assert_int_equal(system("ip link set nfqdrn name nfqdwk"), 0);
+	ifcache_batch_begin();
+	assert_true(ifcache_name(ifc, idx, name));
+	assert_string_equal(name, "nfqdwk");
+	assert_int_equal(system("ip link del nfqdwk"), 0);
+	ifcache_batch_begin();
+	assert_false(ifcache_name(ifc, idx, name));
+	assert_true(ifcache_name(ifc, 1, name));
 	assert_true(wait_name(loop, ifc, idx, NULL));
+	/* More changes than the worker's table holds, unread by the main
+	 * thread: no name is sure until the main thread caught up. */
+	assert_int_equal(system("for i in $(seq 1 140); do echo link add "
+				"nfqdo$i type veth peer name nfqdp$i; done | "
+				"ip -batch -"), 0);
+	ifcache_batch_begin();
+	assert_false(ifcache_name(ifc, 1, name));
+	assert_true(wait_name(loop, ifc, 1, "lo"));
+	idx = if_nametoindex("nfqdo140");
+	assert_true(idx > 0);
+	assert_true(wait_name(loop, ifc, idx, "nfqdo140"));
+	assert_int_equal(system("for i in $(seq 1 140); do echo link del "
+				"nfqdo$i; done | ip -batch -"), 0);
+	assert_true(wait_name(loop, ifc, idx, NULL));
+	ifcache_worker_stop();
 	ifcache_free(ifc);
 	ev_loop_destroy(loop);
 }
