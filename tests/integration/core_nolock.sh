@@ -105,7 +105,10 @@ allowed="recvmmsg|sendmsg|sendto|epoll_wait|restart_syscall|recvfrom"
 # the socket's inode (nfqd's namespace is not its own); the namespace's
 # netlink table gives the inode's protocol (0: NETLINK_ROUTE).
 # A call another thread interrupted is split in two lines: joined first.
-reads=$(awk '/ <unfinished \.\.\.>$/ { sub(/ <unfinished \.\.\.>$/, ""); part[$1] = $0; next }
+# A call strace was detached in the middle of shows no arguments past the
+# socket ("<detached ...>"): it tells nothing, and is left out.
+reads=$(awk '/ <detached \.\.\.>$/ { next }
+	/ <unfinished \.\.\.>$/ { sub(/ <unfinished \.\.\.>$/, ""); part[$1] = $0; next }
 	match($0, /<\.\.\. [a-z_0-9]+ resumed>/) { $0 = part[$1] substr($0, RSTART + RLENGTH) }
 	{ print }' "$TMP/strace.all" | grep -E "^([0-9]+ +)?recvfrom\(" || true)
 link_reads=$(echo "$reads" | grep -c . || true)
