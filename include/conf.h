@@ -63,6 +63,7 @@ enum set_type {
 	SET_INET_SERVICE,
 	SET_IFNAME,
 	SET_MARK,
+	SET_DOMAIN,		/* names and name patterns (nfqd.conf(5) NAMES) */
 };
 
 /*
@@ -73,7 +74,8 @@ enum set_type {
 enum elem_kind {
 	ELEM_NUM,		/* lo..hi: ports, protocols, types, marks, lengths, ids */
 	ELEM_ADDR,		/* alo..ahi, family AF_INET or AF_INET6 */
-	ELEM_STR,		/* interface name; a trailing '*' is a prefix wildcard */
+	ELEM_STR,		/* interface name; a trailing '*' is a prefix wildcard;
+				 * or a domain pattern in normal form */
 };
 
 struct conf_elem {

@@ -416,7 +416,7 @@ static void set_type(struct pstate *st, struct pset *ps, const struct pval *v)
 	if (t < 0) {
 		conf_error(st, &v->loc, "unknown set type \"%s\"; expected one "
 			   "of: ipv4_addr, ipv6_addr, inet_service, ifname, "
-			   "mark", a ? a->text : "");
+			   "mark, domain", a ? a->text : "");
 		ps->bad_type = true;
 		return;
 	}
@@ -553,7 +553,7 @@ void conf_pst_set_end(struct pstate *st)
 	if (!ps->have_type && !ps->bad_type)
 		conf_error(st, &ps->set.loc, "set \"%s\" has no type; add "
 			   "\"type ipv4_addr;\" (or ipv6_addr, inet_service, "
-			   "ifname, mark)", ps->set.name);
+			   "ifname, mark, domain)", ps->set.name);
 	if (!ps->have_type) {
 		conf_pval_free(ps->elems);
 		set_bad(st, ps);

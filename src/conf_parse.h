@@ -205,6 +205,7 @@ enum vshape {
 	V_MARK,
 	V_LEN,
 	V_ID,
+	V_DOMAIN,
 };
 
 int conf_conv_elem(const struct pelem *pe, enum vshape shape,

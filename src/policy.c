@@ -119,6 +119,10 @@ const char *policy_add_elem(struct set *s, const struct conf_elem *el)
 	} else if (k == SETK_U128 && el->kind == ELEM_ADDR &&
 		   el->family == AF_INET6) {
 		err = set_add_u128(s, el->alo, el->ahi);
+	} else if (k == SETK_DOMAIN && el->kind == ELEM_STR && el->str) {
+		const char *why;
+
+		return set_add_domain(s, el->str, &why) ? why : NULL;
 	} else if (k == SETK_STR && el->kind == ELEM_STR && el->str) {
 		size_t len = strlen(el->str);
 
@@ -138,7 +142,7 @@ const char *policy_add_elem(struct set *s, const struct conf_elem *el)
 static enum set_kind set_type_kind(enum set_type t)
 {
 	return t == SET_IPV6_ADDR ? SETK_U128 : t == SET_IFNAME ? SETK_STR :
-					       SETK_U32;
+	       t == SET_DOMAIN ? SETK_DOMAIN : SETK_U32;
 }
 
 static const char *add_to_set(void *arg, const struct conf_elem *el)
@@ -204,9 +208,9 @@ static const char *type_name(enum set_type t)
 {
 	static const char *const names[] = { "ipv4_addr", "ipv6_addr",
 					     "inet_service", "ifname",
-					     "mark" };
+					     "mark", "domain" };
 
-	return t <= SET_MARK ? names[t] : "?";
+	return t <= SET_DOMAIN ? names[t] : "?";
 }
 
 static bool set_type_ok(const struct field_info *fi, enum set_type t)
