@@ -119,6 +119,11 @@ enum match_field {
 	MATCH_META_SKGID,
 	MATCH_CT_STATE,			/* flags: CT_STATE_* bits, any listed */
 	MATCH_LIMIT,			/* rate/per_seconds/burst */
+	MATCH_DNS_QNAME,		/* names (nfqd.conf(5) NAMES) */
+	MATCH_DNS_QTYPE,
+	MATCH_TLS_SNI,
+	MATCH_TLS_ECH,			/* no value */
+	MATCH_HTTP_HOST,
 };
 
 struct conf_match {

@@ -44,6 +44,22 @@ struct name_out {
 	bool ech;		/* TLS only: encrypted_client_hello present */
 };
 
+/* Which protocol a packet's name came from (struct pkt_names). */
+enum name_proto { NP_NONE, NP_DNS, NP_TLS, NP_HTTP };
+
+/*
+ * What is known of the names of one packet (its flow's, for TCP and
+ * QUIC), as the name matches see it (nfqd.conf(5) NAMES). STATE is a
+ * pkt_state (ABSENT, PRESENT, INCOMPLETE) or NAMES_PENDING; it applies
+ * to the matches of PROTO, or to all of them when PROTO is NP_NONE.
+ */
+#define NAMES_PENDING 3	/* the flow's first bytes are still coming */
+struct pkt_names {
+	uint8_t state;
+	uint8_t proto;		/* enum name_proto */
+	struct name_out n;
+};
+
 /* Human-readable NAME_* (logs, tests). */
 const char *name_result_str(enum name_result r);
 

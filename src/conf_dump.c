@@ -304,6 +304,11 @@ static const char *const field_names[] = {
 	[MATCH_META_SKGID] = "meta skgid",
 	[MATCH_CT_STATE] = "ct state",
 	[MATCH_LIMIT] = "limit",
+	[MATCH_DNS_QNAME] = "dns qname",
+	[MATCH_DNS_QTYPE] = "dns qtype",
+	[MATCH_TLS_SNI] = "tls sni",
+	[MATCH_TLS_ECH] = "tls ech",
+	[MATCH_HTTP_HOST] = "http host",
 };
 
 struct flag_name {
@@ -344,6 +349,10 @@ static int put_match(FILE *f, const struct conf_match *m)
 			m->per_seconds == 60 ? "minute" : "second");
 		if (m->burst)
 			fprintf(f, " burst %u", m->burst);
+		return 0;
+	}
+	if (m->field == MATCH_TLS_ECH) {
+		fputs("tls ech", f);
 		return 0;
 	}
 	fprintf(f, "%s %s", field_names[m->field], m->negate ? "!= " : "");

@@ -44,6 +44,14 @@ static const struct name_num icmp6_names[] = {
 	{ NULL, 0 },
 };
 
+static const struct name_num qtype_names[] = {
+	{ "a", 1 }, { "ns", 2 }, { "cname", 5 }, { "soa", 6 }, { "ptr", 12 },
+	{ "mx", 15 }, { "txt", 16 }, { "aaaa", 28 }, { "srv", 33 },
+	{ "naptr", 35 }, { "ds", 43 }, { "dnskey", 48 }, { "svcb", 64 },
+	{ "https", 65 }, { "axfr", 252 }, { "any", 255 }, { "caa", 257 },
+	{ NULL, 0 },
+};
+
 static const char *const set_type_names[] = {
 	[SET_IPV4_ADDR] = "ipv4_addr",
 	[SET_IPV6_ADDR] = "ipv6_addr",
@@ -379,6 +387,10 @@ int conf_conv_elem(const struct pelem *pe, enum vshape shape,
 		break;
 	case V_DOMAIN:
 		rc = conv_domain(pe, out, msg, len);
+		break;
+	case V_QTYPE:
+		rc = conv_num(pe, 65535, "dns qtype", qtype_names, out, msg,
+			      len);
 		break;
 	}
 	return rc;

@@ -206,6 +206,7 @@ enum vshape {
 	V_LEN,
 	V_ID,
 	V_DOMAIN,
+	V_QTYPE,
 };
 
 int conf_conv_elem(const struct pelem *pe, enum vshape shape,

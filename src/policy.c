@@ -54,14 +54,32 @@ static struct field_info field_info(enum match_field f)
 	case MATCH_META_MARK:
 		return (struct field_info){ true, SETK_U32, SET_MARK,
 					    FAM_V4 | FAM_V6 };
+	case MATCH_DNS_QNAME:
+	case MATCH_TLS_SNI:
+	case MATCH_HTTP_HOST:
+		return (struct field_info){ true, SETK_DOMAIN, SET_DOMAIN,
+					    FAM_V4 | FAM_V6 };
 	case MATCH_TCP_FLAGS:
 	case MATCH_CT_STATE:
 	case MATCH_LIMIT:
+	case MATCH_TLS_ECH:
 		return (struct field_info){ false, SETK_U32, -1,
 					    FAM_V4 | FAM_V6 };
 	default:
 		return num;
 	}
+}
+
+bool policy_field_is_name(enum match_field f)
+{
+	return f == MATCH_DNS_QNAME || f == MATCH_DNS_QTYPE ||
+	       f == MATCH_TLS_SNI || f == MATCH_TLS_ECH ||
+	       f == MATCH_HTTP_HOST;
+}
+
+bool policy_has_names(const struct policy *p)
+{
+	return p && p->names;
 }
 
 unsigned policy_field_fams(enum match_field f)
@@ -391,6 +409,8 @@ static int compile_rule(struct policy *p, const struct conf *c,
 		if (err)
 			return err;
 		r->fams &= field_info(cr->matches[i].field).fams;
+		if (policy_field_is_name(cr->matches[i].field))
+			r->names = p->names = true;
 	}
 	if (cr->bypass && cr->verdict != VERDICT_ACCEPT)
 		err_at(d, c, &cr->loc, "bypass is only allowed before accept");

@@ -24,9 +24,11 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <urcu-qsbr.h>
 
 #include "conf.h"
+#include "flow.h"
 #include "log.h"
 #include "pkt.h"
 #include "policy.h"
@@ -252,12 +254,43 @@ static void decide(struct queue *q, uint32_t id, uint32_t len,
 	verdict_batch_add(&q->vb, id, d);
 }
 
-static void judge(struct queue *q, struct policy *pol, const struct pkt *p)
+/* The packet's names from this worker's flow table (flow.h); a flow
+ * dropped on its name stays dropped. */
+static void *flow_of(struct queue *q, struct pkt *p, struct pkt_names *n,
+		     enum flow_fate *fate)
+{
+	struct timespec ts;
+
+	*fate = FLOW_JUDGE;
+	if (!q->flows)
+		q->flows = flowtab_new(FLOW_TABLE_SIZE, FLOW_TIMEOUT_S);
+	if (!q->flows)
+		return NULL;	/* p->names NULL: names INCOMPLETE */
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	p->names = n;
+	return flow_names(q->flows, p, (uint64_t)ts.tv_sec * 1000000000ull +
+				       (uint64_t)ts.tv_nsec, n, fate);
+}
+
+static void judge(struct queue *q, struct policy *pol, struct pkt *p)
 {
 	struct decision d = { .verdict = NF_ACCEPT };
+	struct pkt_names names;
+	enum flow_fate fate = FLOW_JUDGE;
+	void *fl = NULL;
 
-	if (pol)
+	if (pol && policy_has_names(pol))
+		fl = flow_of(q, p, &names, &fate);
+	if (fate == FLOW_DROP) {
+		d.verdict = NF_DROP;
+		d.names = true;
+	} else if (fate == FLOW_PASS) {
+		d.verdict = NF_ACCEPT;
+	} else if (pol) {
 		policy_judge(pol, p, q->slot, &d);
+	}
+	if (fl && d.names && d.verdict == NF_DROP)
+		flow_note_drop(fl);
 	q->delta.incomplete += d.incomplete;
 	decide(q, p->id, p->orig_len, &d);
 }
@@ -872,6 +905,7 @@ void queue_free(struct queue *q)
 	free_rx(q);
 	verdict_batch_free(&q->vb);
 	log_ring_free(q->log);
+	flowtab_free(q->flows);
 	free(q);
 }
 

@@ -87,6 +87,8 @@ struct queue {
 	bool send_failing;	/* logged once per failure streak */
 	bool paused;		/* not receiving: the ledger is at its bound */
 	struct log_ring *log;	/* the worker's log lines */
+	struct flowtab *flows;	/* names (flow.h): the worker's, made on
+				 * the first packet a name rule needs */
 	struct reconf *pending;		/* from the main thread (xchg) */
 	bool stopping;			/* set by the main thread */
 
