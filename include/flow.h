@@ -29,6 +29,7 @@ struct flowtab;
 /* Counters; the owning worker writes, anyone may read (relaxed). */
 struct flow_counters {
 	uint64_t flows;		/* in the table now */
+	uint64_t created;	/* flows made */
 	uint64_t evictions;	/* live flows pushed out by new ones */
 	uint64_t pending;	/* gathering now */
 	uint64_t names;		/* names found */

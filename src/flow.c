@@ -220,6 +220,7 @@ static struct flow *insert(struct flowtab *t, const uint8_t key[37],
 	}
 	if (v->state != FL_FREE && now - v->last_ns <= t->timeout_ns)
 		t->c.evictions++;
+	t->c.created++;
 	flow_clear(t, v);
 	v->h = h;
 	memcpy(v->key, key, 37);

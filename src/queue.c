@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,11 +69,41 @@ unsigned queue_slot(const struct queue *q)
 
 #define N_COUNTERS (sizeof(struct queue_counters) / sizeof(uint64_t))
 
+/* The flow table's counters into the delta (gauges as a difference). */
+static void flows_delta(struct queue *q)
+{
+	const struct flow_counters *c;
+	struct queue_counters *s = &q->flows_seen;
+
+	if (!q->flows)
+		return;
+	c = flowtab_counters(q->flows);
+	q->delta.flow_evictions += c->evictions - s->flow_evictions;
+	q->delta.names += c->names - s->names;
+	q->delta.names_incomplete += c->incomplete - s->names_incomplete;
+	q->delta.flows += c->flows - s->flows;
+	q->delta.flows_pending += c->pending - s->flows_pending;
+	s->flow_evictions = c->evictions;
+	s->names = c->names;
+	s->names_incomplete = c->incomplete;
+	s->flows = c->flows;
+	s->flows_pending = c->pending;
+}
+
+/* Gauges: "counters reset" does not apply. */
+static bool is_gauge(size_t i)
+{
+	return i == offsetof(struct queue_counters, flows) / sizeof(uint64_t) ||
+	       i == offsetof(struct queue_counters, flows_pending) /
+			    sizeof(uint64_t);
+}
+
 void queue_counters_publish(struct queue *q)
 {
 	uint64_t *live = (uint64_t *)&q->live;
 	uint64_t *delta = (uint64_t *)&q->delta;
 
+	flows_delta(q);
 	for (size_t i = 0; i < N_COUNTERS; i++) {
 		if (!delta[i])
 			continue;
@@ -89,7 +120,8 @@ void queue_counters_read(const struct queue *q, struct queue_counters *out)
 	uint64_t *o = (uint64_t *)out;
 
 	for (size_t i = 0; i < N_COUNTERS; i++)
-		o[i] = __atomic_load_n(&live[i], __ATOMIC_RELAXED) - base[i];
+		o[i] = __atomic_load_n(&live[i], __ATOMIC_RELAXED) -
+		       (is_gauge(i) ? 0 : base[i]);
 }
 
 void queue_counters_reset(struct queue *q)

@@ -89,6 +89,7 @@ struct queue {
 	struct log_ring *log;	/* the worker's log lines */
 	struct flowtab *flows;	/* names (flow.h): the worker's, made on
 				 * the first packet a name rule needs */
+	struct queue_counters flows_seen;	/* its counters published */
 	struct reconf *pending;		/* from the main thread (xchg) */
 	bool stopping;			/* set by the main thread */
 
