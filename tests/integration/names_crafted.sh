@@ -17,7 +17,8 @@
 #     in several records (blocked): dropped (the first two incomplete);
 #   - DNS: a compression loop and a pointer past the end (incomplete,
 #     dropped), a blocked query (dropped), an allowed one (accepted);
-#   - QUIC: an Initial whose tag fails (incomplete, dropped).
+#   - QUIC: an Initial whose tag fails (incomplete, dropped);
+#   - a flood of half-open handshakes (below).
 . "$TOP_SRCDIR/tests/lib.sh"
 
 require_root
@@ -186,4 +187,84 @@ done
 [ "$2" -eq "$acc" ] && [ "$3" -eq "$drop" ] && [ "$4" -eq "$inc" ] ||
 	fail "accepted/dropped/incomplete $2/$3/$4, want $acc/$drop/$inc"
 log "ok: $2 accepted, $3 dropped, $4 incomplete, as the cases add up"
+
+# A flood of half-open handshakes from random sources: a SYN and the first
+# half of a ClientHello each, more flows than the table holds (16384) and
+# more gathering than it allows (4096), for a blocked name. The table
+# stays within its bounds, evictions are counted, and no second half of the
+# first flows is accepted: those whose state is gone (evicted, or never
+# gathered for want of room) are INCOMPLETE, the others blocked by name.
+cat >"$TMP/flood.py" <<'EOF'
+import logging, random, ssl, sys
+logging.getLogger("scapy").setLevel(logging.ERROR)
+from scapy.all import Ether, IP, TCP, Raw, conf, sendp
+
+conf.verb = 0
+mac, n, phase = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+i, o = ssl.MemoryBIO(), ssl.MemoryBIO()
+s = ctx.wrap_bio(i, o, server_hostname="www.blocked.test")
+try:
+    s.do_handshake()
+except ssl.SSLWantReadError:
+    pass
+ch = o.read()
+k = len(ch) // 2
+random.seed(7)
+out = []
+for j in range(n):
+    src = "10.%d.%d.%d" % (random.randrange(256), random.randrange(256),
+                          random.randrange(1, 255))
+    base = Ether(dst=mac) / IP(src=src, dst="192.0.2.2")
+    sp = 1024 + j % 60000
+    if phase == "open":
+        out.append(base / TCP(sport=sp, dport=443, flags="S", seq=5000))
+        out.append(base / TCP(sport=sp, dport=443, flags="PA", seq=5001,
+                              ack=1) / Raw(ch[:k]))
+    elif j < 100:
+        out.append(base / TCP(sport=sp, dport=443, flags="PA",
+                              seq=5001 + k, ack=1) / Raw(ch[k:]))
+sendp(out, iface="va")
+print(len(out))
+EOF
+in_b ip route add 10.0.0.0/8 dev vb || fail "route"
+mac=$(in_b cat /sys/class/net/vb/address)
+set -- $(counters)
+p0=$1 a0=$2 d0=$3 i0=$4
+FLOOD=30000
+sent=$(in_a /usr/bin/python3 "$TMP/flood.py" "$mac" $FLOOD open) || fail "flood"
+for i in $(seq 1 300); do
+	set -- $(counters)
+	[ "$1" -ge $((p0 + sent)) ] && break
+	sleep 0.1
+done
+[ "$1" -eq $((p0 + sent)) ] || fail "nfqd saw $(( $1 - p0 )) of $sent flood packets"
+flows() {
+	"$NFQD_CTL" -s "$SOCK" -j stats | /usr/bin/python3 -c '
+import json, sys
+q = json.load(sys.stdin)["queues"][0]
+print(q["flows"], q["flows_pending"], q["flow_evictions"], q["names"],
+      q["names_incomplete"])'
+}
+set -- $(flows)
+log "after $FLOOD half-open handshakes: flows $1, pending $2, evictions $3, names $4, incomplete $5"
+[ "$1" -le 16384 ] && [ "$2" -le 4096 ] || fail "flow table past its bounds: $*"
+[ "$3" -ge $((FLOOD - 16384)) ] || fail "evictions $3, want >= $((FLOOD - 16384))"
+rss=$(awk '/^VmRSS/ { print $2 }' /proc/$NFQD_PID/status)
+log "nfqd VmRSS $rss kB"
+[ "$rss" -lt 200000 ] || fail "nfqd uses $rss kB"
+# The first flows were evicted: their second halves are INCOMPLETE.
+set -- $(counters)
+p1=$1 a1=$2 d1=$3 i1=$4
+sent=$(in_a /usr/bin/python3 "$TMP/flood.py" "$mac" $FLOOD close) || fail "close"
+for i in $(seq 1 100); do
+	set -- $(counters)
+	[ "$1" -ge $((p1 + sent)) ] && break
+	sleep 0.1
+done
+[ "$2" -eq "$a1" ] && [ "$3" -eq $((d1 + sent)) ] && [ "$4" -gt "$i1" ] ||
+	fail "second halves of the first flows: accepted $(( $2 - a1 )), dropped $(( $3 - d1 )), incomplete $(( $4 - i1 )) of $sent"
+log "ok: the $sent second halves of the first flows were all dropped, $(( $4 - i1 )) as incomplete (evicted or never gathered), the rest on their name"
 stop_nfqd
