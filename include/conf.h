@@ -55,6 +55,8 @@ struct conf_options {
 	uint32_t bypass_mark;			/* 0x40000000 */
 	enum verdict_kind incomplete_verdict;	/* drop (or accept) */
 	enum verdict_kind orphan_verdict;	/* repeat, accept or drop */
+	uint32_t flow_table_size;		/* 16384 flows per queue (names) */
+	uint32_t flow_timeout;			/* 120 s idle */
 };
 
 enum set_type {

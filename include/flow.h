@@ -18,8 +18,6 @@
 #include "names.h"
 #include "pkt.h"
 
-#define FLOW_TABLE_SIZE 16384	/* flows per queue */
-#define FLOW_TIMEOUT_S 120	/* idle seconds before a flow is forgotten */
 #define FLOW_GATHER 8192	/* client bytes gathered for a name at most */
 #define FLOW_PENDING_MAX 4096	/* flows gathering at once (buffers) */
 #define DNS_PORT 53

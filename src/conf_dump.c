@@ -249,6 +249,8 @@ static void put_options(FILE *f, const struct conf_options *o)
 		conf_verdict_name(o->incomplete_verdict));
 	fprintf(f, "\torphan-verdict %s;\n",
 		conf_verdict_name(o->orphan_verdict));
+	fprintf(f, "\tflow-table-size %u;\n", o->flow_table_size);
+	fprintf(f, "\tflow-timeout %u;\n", o->flow_timeout);
 	fputs("}\n", f);
 }
 

@@ -90,6 +90,24 @@ static void flows_delta(struct queue *q)
 	s->flows_pending = c->pending;
 }
 
+/* A new flow-table-size or flow-timeout: the table is made anew on the
+ * next packet; the flows it held lose their state (INCOMPLETE). */
+static void flows_drop(struct queue *q)
+{
+	struct queue_counters *s = &q->flows_seen;
+
+	if (!q->flows)
+		return;
+	flows_delta(q);
+	q->delta.flows -= s->flows;
+	q->delta.flows_pending -= s->flows_pending;
+	memset(s, 0, sizeof(*s));
+	flowtab_free(q->flows);
+	q->flows = NULL;
+	log_info("queue %u: flow table for names made anew (flow-table-size "
+		 "or flow-timeout changed)", q->num);
+}
+
 /* Gauges: "counters reset" does not apply. */
 static bool is_gauge(size_t i)
 {
@@ -295,7 +313,8 @@ static void *flow_of(struct queue *q, struct pkt *p, struct pkt_names *n,
 
 	*fate = FLOW_JUDGE;
 	if (!q->flows)
-		q->flows = flowtab_new(FLOW_TABLE_SIZE, FLOW_TIMEOUT_S);
+		q->flows = flowtab_new(q->params.flow_size,
+				       q->params.flow_timeout);
 	if (!q->flows)
 		return NULL;	/* p->names NULL: names INCOMPLETE */
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
@@ -584,6 +603,8 @@ void queue_params_from_options(struct queue_params *p,
 		p->flags |= NFQA_CFG_F_FAIL_OPEN;
 	if (o->gso)
 		p->flags |= NFQA_CFG_F_GSO;
+	p->flow_size = o->flow_table_size;
+	p->flow_timeout = o->flow_timeout;
 }
 
 int queue_alloc(struct queue **out, const struct queue_place *at,
@@ -750,6 +771,9 @@ static void apply_params(struct queue *q, struct reconf *rq)
 		free(rq);
 		return;
 	}
+	if (np->flow_size != q->params.flow_size ||
+	    np->flow_timeout != q->params.flow_timeout)
+		flows_drop(q);
 	q->params = *np;
 	/* The ACK comes back through the receive path (handle_error_msg),
 	 * which reports it to the main thread. */

@@ -27,6 +27,8 @@ struct queue_params {
 	uint32_t maxlen;
 	uint32_t batch;
 	uint32_t flags;		/* NFQA_CFG_F_* wanted */
+	uint32_t flow_size;	/* flow table for names: flows, idle s */
+	uint32_t flow_timeout;
 };
 
 /* A reconfigure request from the main thread. */
