@@ -18,7 +18,8 @@
 #   - DNS: a compression loop and a pointer past the end (incomplete,
 #     dropped), a blocked query (dropped), an allowed one (accepted);
 #   - QUIC: an Initial whose tag fails (incomplete, dropped);
-#   - a flood of half-open handshakes (below).
+#   - a flood of half-open handshakes, then a reload with another
+#     flow-table-size (below).
 . "$TOP_SRCDIR/tests/lib.sh"
 
 require_root
@@ -273,4 +274,23 @@ done
 [ "$2" -eq "$a1" ] && [ "$3" -eq $((d1 + sent)) ] && [ "$4" -gt "$i1" ] ||
 	fail "second halves of the first flows: accepted $(( $2 - a1 )), dropped $(( $3 - d1 )), incomplete $(( $4 - i1 )) of $sent"
 log "ok: the $sent second halves of the first flows were all dropped, $(( $4 - i1 )) as incomplete (evicted or never gathered), the rest on their name"
+
+# A reload with another flow-table-size makes the table anew: its gauges
+# come back to 0 (after the next packet's batch), and it keeps working.
+sed -i 's/flow-table-size 8192;/flow-table-size 4096;/' "$conf"
+"$NFQD_CTL" -s "$SOCK" reload >/dev/null || fail "reload failed"
+for i in $(seq 1 100); do
+	grep -q "flow table for names made anew" "$TMP/nfqd.log" && break
+	sleep 0.1
+done
+grep -q "flow table for names made anew" "$TMP/nfqd.log" ||
+	fail "no new flow table after the reload: $(tail -5 "$TMP/nfqd.log")"
+in_a /usr/bin/python3 "$TMP/send.py" "$mac" >/dev/null || fail "send.py again"
+for i in $(seq 1 100); do
+	set -- $(flows)
+	[ "$1" -le 4096 ] && [ "$1" -gt 0 ] && break
+	sleep 0.1
+done
+[ "$1" -le 4096 ] && [ "$1" -gt 0 ] || fail "after the reload: flows $*"
+log "ok: reload with flow-table-size 4096: the table made anew, flows $1"
 stop_nfqd
