@@ -19,6 +19,7 @@ struct flow {
 	bool quic;
 	uint64_t last_ns;
 	uint32_t isn;		/* TCP: the client's first data byte's seq */
+	uint32_t judged;	/* TCP: client bytes the name stands for */
 	uint8_t *mem;		/* FL_GATHER: the stream's buffers */
 	struct name_stream st;
 	struct pkt_names names;	/* FL_DONE: the answer */
@@ -233,6 +234,9 @@ static struct flow *insert(struct flowtab *t, const uint8_t key[37],
 static void finish(struct flowtab *t, struct flow *f,
 		   const struct pkt_names *n)
 {
+	if (n->proto == NP_DNS && n->state == PKT_PRESENT && f->mem &&
+	    f->st.contig >= 2)
+		f->judged = 2u + (uint32_t)(f->st.buf[0] << 8 | f->st.buf[1]);
 	if (f->mem) {
 		free(f->mem);
 		f->mem = NULL;
@@ -367,12 +371,23 @@ known:
 	*fp = f;
 	if (f->state == FL_DONE) {
 		*o = f->names;
+		/* DNS over TCP: a later query on the connection is not the
+		 * one judged; it cannot be read without following every
+		 * message, so it is INCOMPLETE (nfqd.conf(5) NAMES). */
+		if (o->proto == NP_DNS && from_client && len &&
+		    (uint32_t)(seq - f->isn) + len > f->judged)
+			set(o, PKT_INCOMPLETE, NP_DNS);
 		return;
 	}
 	set(o, NAMES_PENDING, NP_NONE);
 	if (!from_client || len == 0)
 		return;
 	gather(t, f, (uint32_t)(seq - f->isn), d, copied, copied < len, o);
+	/* The segment that completes a DNS query and goes on (a second
+	 * query behind it) is not judged on the first alone. */
+	if (f->state == FL_DONE && o->proto == NP_DNS &&
+	    o->state == PKT_PRESENT && (uint32_t)(seq - f->isn) + len > f->judged)
+		set(o, PKT_INCOMPLETE, NP_DNS);
 }
 
 static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,

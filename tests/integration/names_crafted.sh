@@ -17,6 +17,8 @@
 #     in several records (blocked): dropped (the first two incomplete);
 #   - DNS: a compression loop and a pointer past the end (incomplete,
 #     dropped), a blocked query (dropped), an allowed one (accepted);
+#   - DNS over TCP: a blocked query after an allowed one on the same
+#     connection, in its own segment or behind it (incomplete, dropped);
 #   - QUIC: an Initial whose tag fails (incomplete, dropped);
 #   - a flood of half-open handshakes, then a reload with another
 #     flow-table-size (below).
@@ -78,14 +80,14 @@ def hello(name):
     return o.read()
 
 
-def conn(segs, acc, drop, inc=0):
+def conn(segs, acc, drop, inc=0, dport=443):
     """A SYN, then (offset, bytes) segments; what nfqd must do."""
     port[0] += 1
     sp, isn = port[0], 1000
     base = Ether(dst=mac) / IP(src="192.0.2.1", dst="192.0.2.2")
-    out.append(base / TCP(sport=sp, dport=443, flags="S", seq=isn))
+    out.append(base / TCP(sport=sp, dport=dport, flags="S", seq=isn))
     for off, data in segs:
-        out.append(base / TCP(sport=sp, dport=443, flags="PA",
+        out.append(base / TCP(sport=sp, dport=dport, flags="PA",
                               seq=isn + 1 + off, ack=1) / Raw(data))
     want["accepted"] += acc
     want["dropped"] += drop
@@ -157,6 +159,19 @@ for payload, acc, drop, inc in ((q("", b"\xc0\x0c"), 0, 1, 1),
     want["accepted"] += acc
     want["dropped"] += drop
     want["incomplete"] += inc
+
+# DNS over TCP: an allowed query, then a blocked one on the same
+# connection (a later segment, or behind the first in one segment):
+# INCOMPLETE, not judged on the first query's name.
+def tq(name):
+    m = q(name)
+    return struct.pack(">H", len(m)) + m
+
+
+q1, q2 = tq("www.allowed.test"), tq("ads.blocked.test")
+conn([(0, q1), (len(q1), q2)], 2, 1, 1, dport=53)
+conn([(0, q1 + q2)], 1, 1, 1, dport=53)
+conn([(0, tq("x.blocked.test"))], 1, 1, 0, dport=53)
 
 # QUIC: a v1 Initial header with garbage where the protected payload is
 qi = (b"\xc3\x00\x00\x00\x01\x08" + bytes(range(8)) + b"\x00\x00" +
