@@ -55,6 +55,8 @@ struct conf_options {
 	uint32_t bypass_mark;			/* 0x40000000 */
 	enum verdict_kind incomplete_verdict;	/* drop (or accept) */
 	enum verdict_kind orphan_verdict;	/* repeat, accept or drop */
+	uint32_t flow_table_size;		/* 16384 flows per queue (names) */
+	uint32_t flow_timeout;			/* 120 s idle */
 };
 
 enum set_type {
@@ -63,6 +65,7 @@ enum set_type {
 	SET_INET_SERVICE,
 	SET_IFNAME,
 	SET_MARK,
+	SET_DOMAIN,		/* names and name patterns (nfqd.conf(5) NAMES) */
 };
 
 /*
@@ -73,7 +76,8 @@ enum set_type {
 enum elem_kind {
 	ELEM_NUM,		/* lo..hi: ports, protocols, types, marks, lengths, ids */
 	ELEM_ADDR,		/* alo..ahi, family AF_INET or AF_INET6 */
-	ELEM_STR,		/* interface name; a trailing '*' is a prefix wildcard */
+	ELEM_STR,		/* interface name; a trailing '*' is a prefix wildcard;
+				 * or a domain pattern in normal form */
 };
 
 struct conf_elem {
@@ -117,6 +121,11 @@ enum match_field {
 	MATCH_META_SKGID,
 	MATCH_CT_STATE,			/* flags: CT_STATE_* bits, any listed */
 	MATCH_LIMIT,			/* rate/per_seconds/burst */
+	MATCH_DNS_QNAME,		/* names (nfqd.conf(5) NAMES) */
+	MATCH_DNS_QTYPE,
+	MATCH_TLS_SNI,
+	MATCH_TLS_ECH,			/* no value */
+	MATCH_HTTP_HOST,
 };
 
 struct conf_match {

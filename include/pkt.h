@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 struct nlmsghdr;
+struct pkt_names;
 
 /* Which optional parts of struct pkt are valid. */
 #define PKT_HAS_MARK	0x0001
@@ -88,6 +89,9 @@ struct pkt {
 	uint16_t sport, dport;	/* host order, TCP/UDP/SCTP */
 	uint8_t tcp_flags;	/* TCPF_* */
 	uint8_t icmp_type;	/* ICMP or ICMPv6 type */
+	/* Names (names.h), filled by the flow table before judging when the
+	 * policy has name matches; NULL: every name match is INCOMPLETE. */
+	const struct pkt_names *names;
 };
 
 /* Result of pkt_parse_msg(). */

@@ -58,6 +58,9 @@ void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
  * least POLICY_INDEX_MIN_RULES rules, else rule by rule. LINEAR, INDEX:
  * always one way, for tests that compare the two.
  */
+/* Does some rule match on names (the worker then fills pkt->names)? */
+bool policy_has_names(const struct policy *p);
+
 enum policy_eval { POLICY_EVAL_AUTO, POLICY_EVAL_LINEAR, POLICY_EVAL_INDEX };
 #define POLICY_INDEX_MIN_RULES	8
 void policy_set_eval(struct policy *p, enum policy_eval e);

@@ -17,7 +17,7 @@ struct queue;
 struct registry_root;
 struct verdict_batch;
 
-/* nfqd's own per-queue counters (stats file columns 10-17, 19-20). */
+/* nfqd's own per-queue counters (stats file columns 10-17, 19-25). */
 struct queue_counters {
 	uint64_t packets;	/* packets received */
 	uint64_t bytes;		/* original packet lengths */
@@ -29,6 +29,13 @@ struct queue_counters {
 	uint64_t errors;
 	uint64_t incomplete;	/* given incomplete-verdict */
 	uint64_t orphans;	/* a previous process's, given orphan-verdict */
+	/* The flow table for names (flow.h); the last two are gauges,
+	 * which "counters reset" leaves alone. */
+	uint64_t flow_evictions;	/* live flows pushed out by new ones */
+	uint64_t names;			/* names found */
+	uint64_t names_incomplete;	/* names that could not be found */
+	uint64_t flows;			/* gauge: flows in the table */
+	uint64_t flows_pending;		/* gauge: flows gathering bytes */
 };
 
 /*

@@ -17,6 +17,7 @@ enum set_kind {
 	SETK_U32,	/* IPv4 addresses (host order), ports, marks, numbers */
 	SETK_U128,	/* IPv6 addresses (16 bytes, network order) */
 	SETK_STR,	/* interface names; "name*" is a prefix wildcard */
+	SETK_DOMAIN,	/* domain names and patterns (domset.h) */
 };
 
 struct set;
@@ -36,6 +37,12 @@ int set_add_u128(struct set *s, const uint8_t lo[16], const uint8_t hi[16]);
 int set_add_str(struct set *s, const char *name);
 
 /*
+ * A domain pattern "example.com", ".example.com" or "*.example.com"
+ * (domset_pattern()); -EINVAL with *WHY set if it is none.
+ */
+int set_add_domain(struct set *s, const char *pattern, const char **why);
+
+/*
  * Build the lookup structures: exact values into the hash (or into the
  * interval array when there are only a few), ranges sorted and merged.
  * 0 or -ENOMEM. After this the set is immutable.
@@ -46,19 +53,25 @@ int set_finish(struct set *s);
 bool set_has_u32(const struct set *s, uint32_t v);
 bool set_has_u128(const struct set *s, const uint8_t v[16]);
 bool set_has_str(const struct set *s, const char *name);
+/* NAME: normalised (names.h), LEN bytes. */
+bool set_has_domain(const struct set *s, const char *name, size_t len);
 
 /*
  * Visit every element of a finished set: FN(ARG, LO, HI) once per exact
  * value (LO == HI) and per merged interval. U32: pointers to uint32_t;
  * U128: 16-byte network-order addresses; STR: NUL-padded 16-byte names,
- * HI NULL for an exact name, HI == LO for the prefix of "name*". A non-zero
+ * HI NULL for an exact name, HI == LO for the prefix of "name*"; DOMAIN:
+ * the pattern text, HI NULL, in the order first added. A non-zero
  * return from FN stops the walk and is returned. Not on the packet path.
  */
 typedef int (*set_walk_fn)(void *arg, const void *lo, const void *hi);
 int set_walk(const struct set *s, set_walk_fn fn, void *arg);
 
-/* Number of distinct exact values and of merged intervals (for tests). */
+/* Number of distinct exact values (domain: names) and of merged
+ * intervals (for tests). */
 size_t set_n_exact(const struct set *s);
+/* Bytes a domain set holds (0 for other kinds). */
+size_t set_domain_bytes(const struct set *s);
 size_t set_n_intervals(const struct set *s);
 
 #endif

@@ -29,6 +29,7 @@ struct decision {
 	bool set_mark;
 	uint32_t mark;
 	bool incomplete;	/* verdict is the policy's incomplete-verdict */
+	bool names;		/* decided by a rule with a name match */
 };
 
 /*

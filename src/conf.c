@@ -35,6 +35,8 @@ struct conf *conf_default(void)
 	c->opts.bypass_mark = 0x40000000;
 	c->opts.incomplete_verdict = VERDICT_DROP;
 	c->opts.orphan_verdict = VERDICT_REPEAT;
+	c->opts.flow_table_size = 16384;
+	c->opts.flow_timeout = 120;
 	if (!c->opts.stats_file || !c->opts.control_socket) {
 		conf_free(c);
 		return NULL;

@@ -16,7 +16,8 @@ enum opt_id {
 	O_QUEUES, O_QUEUE_BASE, O_QUEUE_MAXLEN, O_COPY_RANGE, O_FAIL_OPEN,
 	O_GSO, O_BATCH, O_RCVBUF, O_CPU_PIN, O_STATS_FILE, O_STATS_INTERVAL,
 	O_CONTROL_SOCKET, O_LOG_LEVEL, O_USER, O_CONTROL_GROUP, O_BYPASS_MARK,
-	O_INCOMPLETE_VERDICT, O_ORPHAN_VERDICT,
+	O_INCOMPLETE_VERDICT, O_ORPHAN_VERDICT, O_FLOW_TABLE_SIZE,
+	O_FLOW_TIMEOUT,
 };
 
 enum opt_type { OT_QUEUES, OT_NUM, OT_BOOL, OT_STR, OT_LEVEL, OT_VERDICT };
@@ -53,6 +54,10 @@ static const struct opt_def opt_defs[] = {
 				   NULL, false },
 	[O_ORPHAN_VERDICT] = { "orphan-verdict", OT_VERDICT, 0, 0, NULL,
 			       false },
+	[O_FLOW_TABLE_SIZE] = { "flow-table-size", OT_NUM, 64, 16u << 20,
+				"64..16M", true },
+	[O_FLOW_TIMEOUT] = { "flow-timeout", OT_NUM, 1, 86400, "1..86400",
+			     false },
 };
 
 static const struct atom *single(const struct pval *v)
@@ -321,6 +326,10 @@ static void opt_store(struct pstate *st, enum opt_id id, const struct pval *v)
 		o->rcvbuf = n;
 	else if (id == O_STATS_INTERVAL)
 		o->stats_interval = (uint32_t)n;
+	else if (id == O_FLOW_TABLE_SIZE)
+		o->flow_table_size = (uint32_t)n;
+	else if (id == O_FLOW_TIMEOUT)
+		o->flow_timeout = (uint32_t)n;
 	else
 		o->bypass_mark = (uint32_t)n;
 }
@@ -416,7 +425,7 @@ static void set_type(struct pstate *st, struct pset *ps, const struct pval *v)
 	if (t < 0) {
 		conf_error(st, &v->loc, "unknown set type \"%s\"; expected one "
 			   "of: ipv4_addr, ipv6_addr, inet_service, ifname, "
-			   "mark", a ? a->text : "");
+			   "mark, domain", a ? a->text : "");
 		ps->bad_type = true;
 		return;
 	}
@@ -553,7 +562,7 @@ void conf_pst_set_end(struct pstate *st)
 	if (!ps->have_type && !ps->bad_type)
 		conf_error(st, &ps->set.loc, "set \"%s\" has no type; add "
 			   "\"type ipv4_addr;\" (or ipv6_addr, inet_service, "
-			   "ifname, mark)", ps->set.name);
+			   "ifname, mark, domain)", ps->set.name);
 	if (!ps->have_type) {
 		conf_pval_free(ps->elems);
 		set_bad(st, ps);

@@ -249,6 +249,8 @@ static void put_options(FILE *f, const struct conf_options *o)
 		conf_verdict_name(o->incomplete_verdict));
 	fprintf(f, "\torphan-verdict %s;\n",
 		conf_verdict_name(o->orphan_verdict));
+	fprintf(f, "\tflow-table-size %u;\n", o->flow_table_size);
+	fprintf(f, "\tflow-timeout %u;\n", o->flow_timeout);
 	fputs("}\n", f);
 }
 
@@ -326,6 +328,11 @@ static const char *const field_names[] = {
 	[MATCH_META_SKGID] = "meta skgid",
 	[MATCH_CT_STATE] = "ct state",
 	[MATCH_LIMIT] = "limit",
+	[MATCH_DNS_QNAME] = "dns qname",
+	[MATCH_DNS_QTYPE] = "dns qtype",
+	[MATCH_TLS_SNI] = "tls sni",
+	[MATCH_TLS_ECH] = "tls ech",
+	[MATCH_HTTP_HOST] = "http host",
 };
 
 struct flag_name {
@@ -382,6 +389,10 @@ static int put_match(FILE *f, const struct conf_match *m)
 			m->rate, limit_unit(m->per_seconds));
 		if (m->burst)
 			fprintf(f, " burst %u", m->burst);
+		return 0;
+	}
+	if (m->field == MATCH_TLS_ECH) {
+		fputs("tls ech", f);
 		return 0;
 	}
 	fprintf(f, "%s %s", field_names[m->field], m->negate ? "!= " : "");

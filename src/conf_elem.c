@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 
 #include "conf_parse.h"
+#include "domset.h"
+#include "names.h"
 
 struct name_num {
 	const char *name;
@@ -42,12 +44,21 @@ static const struct name_num icmp6_names[] = {
 	{ NULL, 0 },
 };
 
+static const struct name_num qtype_names[] = {
+	{ "a", 1 }, { "ns", 2 }, { "cname", 5 }, { "soa", 6 }, { "ptr", 12 },
+	{ "mx", 15 }, { "txt", 16 }, { "aaaa", 28 }, { "srv", 33 },
+	{ "naptr", 35 }, { "ds", 43 }, { "dnskey", 48 }, { "svcb", 64 },
+	{ "https", 65 }, { "axfr", 252 }, { "any", 255 }, { "caa", 257 },
+	{ NULL, 0 },
+};
+
 static const char *const set_type_names[] = {
 	[SET_IPV4_ADDR] = "ipv4_addr",
 	[SET_IPV6_ADDR] = "ipv6_addr",
 	[SET_INET_SERVICE] = "inet_service",
 	[SET_IFNAME] = "ifname",
 	[SET_MARK] = "mark",
+	[SET_DOMAIN] = "domain",
 };
 
 const char *conf_set_type_name(enum set_type t)
@@ -59,7 +70,7 @@ const char *conf_set_type_name(enum set_type t)
 
 int conf_set_type_parse(const char *name)
 {
-	for (unsigned i = 0; i <= SET_MARK; i++)
+	for (unsigned i = 0; i <= SET_DOMAIN; i++)
 		if (strcmp(name, set_type_names[i]) == 0)
 			return (int)i;
 	return -1;
@@ -76,6 +87,8 @@ enum vshape conf_set_shape(enum set_type t)
 		return V_PORT;
 	case SET_IFNAME:
 		return V_IFNAME;
+	case SET_DOMAIN:
+		return V_DOMAIN;
 	case SET_MARK:
 		break;
 	}
@@ -304,6 +317,35 @@ static int conv_ifname(const struct pelem *pe, struct conf_elem *out,
 	return 0;
 }
 
+/* A domain pattern: stored in normal form ("*.example.com"). */
+static int conv_domain(const struct pelem *pe, struct conf_elem *out,
+		       char *msg, size_t len)
+{
+	char name[NAME_MAX_LEN + 1], text[DOM_PATTERN_MAX + 1];
+	const char *why;
+	unsigned flags;
+
+	out->kind = ELEM_STR;
+	if (pe->kind != PE_ONE || pe->a.kind == ATOM_NUM) {
+		snprintf(msg, len, "expected a name in double quotes such as "
+			 "\"example.com\", \".example.com\" (and below) or "
+			 "\"*.example.com\" (below only)");
+		return -1;
+	}
+	if (domset_pattern(pe->a.text, strlen(pe->a.text), name, &flags,
+			   &why)) {
+		snprintf(msg, len, "bad name \"%s\": %s", pe->a.text, why);
+		return -1;
+	}
+	domset_pattern_text(name, flags, text);
+	out->str = strdup(text);
+	if (!out->str) {
+		snprintf(msg, len, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int conf_conv_elem(const struct pelem *pe, enum vshape shape,
 		   struct conf_elem *out, char *msg, size_t len)
 {
@@ -344,6 +386,13 @@ int conf_conv_elem(const struct pelem *pe, enum vshape shape,
 		break;
 	case V_ID:
 		rc = conv_num(pe, 0xffffffff, "id", NULL, out, msg, len);
+		break;
+	case V_DOMAIN:
+		rc = conv_domain(pe, out, msg, len);
+		break;
+	case V_QTYPE:
+		rc = conv_num(pe, 65535, "dns qtype", qtype_names, out, msg,
+			      len);
 		break;
 	}
 	return rc;
@@ -409,7 +458,7 @@ int conf_parse_elem(const char *text, enum set_type type, bool interval,
 	}
 	strcpy(buf, text);
 	s = trim(buf);
-	if (type != SET_IFNAME)
+	if (type != SET_IFNAME && type != SET_DOMAIN)
 		sep = strpbrk(s, "/-");
 	if (sep) {
 		pe.kind = *sep == '/' ? PE_SLASH : PE_RANGE;

@@ -203,6 +203,8 @@ enum vshape {
 	V_MARK,
 	V_LEN,
 	V_ID,
+	V_DOMAIN,
+	V_QTYPE,
 };
 
 int conf_conv_elem(const struct pelem *pe, enum vshape shape,

@@ -14,6 +14,7 @@ enum field_kind {
 	FK_ELEMS,		/* values converted by shape */
 	FK_TCP_FLAGS,
 	FK_CT_STATE,
+	FK_NONE,		/* no value: "tls ech" */
 };
 
 struct field_def {
@@ -52,6 +53,11 @@ static const struct field_def field_defs[] = {
 	{ "ct", "state", MATCH_CT_STATE, FK_CT_STATE, V_ID, -1, -1 },
 	{ "iifname", NULL, MATCH_IIFNAME, FK_ELEMS, V_IFNAME, SET_IFNAME, -1 },
 	{ "oifname", NULL, MATCH_OIFNAME, FK_ELEMS, V_IFNAME, SET_IFNAME, -1 },
+	{ "dns", "qname", MATCH_DNS_QNAME, FK_ELEMS, V_DOMAIN, SET_DOMAIN, -1 },
+	{ "dns", "qtype", MATCH_DNS_QTYPE, FK_ELEMS, V_QTYPE, -1, -1 },
+	{ "tls", "sni", MATCH_TLS_SNI, FK_ELEMS, V_DOMAIN, SET_DOMAIN, -1 },
+	{ "tls", "ech", MATCH_TLS_ECH, FK_NONE, V_ID, -1, -1 },
+	{ "http", "host", MATCH_HTTP_HOST, FK_ELEMS, V_DOMAIN, SET_DOMAIN, -1 },
 };
 
 struct flag_name {
@@ -223,8 +229,10 @@ struct item *conf_pst_match(struct pstate *st, const char *kw,
 		free(b.s);
 		return NULL;
 	}
-	conf_sb_add(&b, neg ? " != " : " ");
-	conf_sb_pval(&b, v);
+	if (v) {
+		conf_sb_add(&b, neg ? " != " : " ");
+		conf_sb_pval(&b, v);
+	}
 	free(it->text);
 	it->text = conf_sb_done(&b, st);
 	if (!it->text) {
@@ -241,6 +249,19 @@ struct item *conf_pst_match(struct pstate *st, const char *kw,
 	it->m.loc = *kwloc;
 	it->m.mask = 0xffffffff;
 	it->proto = d->proto;
+	if (d->kind == FK_NONE) {
+		if (v) {
+			conf_error(st, &v->loc, "\"%s\" takes no value",
+				   it->name);
+			it->bad = true;
+		}
+		return it;
+	}
+	if (!v) {
+		conf_error(st, kwloc, "\"%s\" needs a value", it->name);
+		it->bad = true;
+		return it;
+	}
 	if (match_value(st, it, d, v))
 		it->bad = true;
 	return it;

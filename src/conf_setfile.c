@@ -9,8 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include <arpa/inet.h>
 
 #include "conf.h"
+#include "domset.h"
+#include "names.h"
 
 /* Where a set was written; a hand-built conf may leave the file out. */
 static struct conf_loc set_loc(const struct conf *c, const struct conf_set *s)
@@ -50,6 +55,164 @@ static char *trim(char *line, unsigned *col)
 	while (end > line && isspace((unsigned char)end[-1]))
 		*--end = '\0';
 	return line;
+}
+
+/*
+ * Domain sets read the formats blocklists ship in: one pattern a line
+ * ("example.com", ".example.com", "*.example.com"), hosts lines
+ * ("0.0.0.0 example.com alias.example.com", the localhost names
+ * skipped) and adblock domain rules ("||example.com^": the name and
+ * below). '#' at the start or after a blank, '!' and '[' lines are
+ * comments. Anything else is a warning, never an error: lists carry junk.
+ */
+#define DOMAIN_WARNINGS 10	/* per file; then one count at the end */
+
+struct dom_read {
+	const char *path;
+	const struct conf_set *s;
+	conf_elem_fn add;
+	void *arg;
+	struct diags *d;
+	unsigned long n_elems, n_junk;
+	int err;
+};
+
+static bool is_addr(const char *t)
+{
+	uint8_t a[16];
+
+	return inet_pton(AF_INET, t, a) == 1 || inet_pton(AF_INET6, t, a) == 1;
+}
+
+static bool is_localhost(const char *t)
+{
+	static const char *const names[] = {
+		"localhost", "localhost.localdomain", "local", "broadcasthost",
+		"ip6-localhost", "ip6-loopback", "ip6-localnet",
+		"ip6-mcastprefix", "ip6-allnodes", "ip6-allrouters",
+		"ip6-allhosts", "0.0.0.0", NULL,
+	};
+
+	for (unsigned i = 0; names[i]; i++)
+		if (!strcasecmp(t, names[i]))
+			return true;
+	return false;
+}
+
+static void dom_junk(struct dom_read *r, unsigned line, unsigned col,
+		     const char *tok, const char *why)
+{
+	if (r->n_junk++ < DOMAIN_WARNINGS)
+		diag_add(r->d, DIAG_WARNING,
+			 &(struct conf_loc){ r->path, line, col },
+			 "\"%.80s\": %s; line ignored", tok, why);
+}
+
+/* One pattern TOK (at COL) of FLAGS_OR (0: as written) to the set. */
+static void dom_token(struct dom_read *r, char *tok, unsigned line,
+		      unsigned col, unsigned force)
+{
+	char name[NAME_MAX_LEN + 1], text[DOM_PATTERN_MAX + 1];
+	struct conf_elem el = { .kind = ELEM_STR };
+	const char *why;
+	unsigned flags;
+
+	if (domset_pattern(tok, strlen(tok), name, &flags, &why)) {
+		dom_junk(r, line, col, tok, why);
+		return;
+	}
+	domset_pattern_text(name, force ? force : flags, text);
+	el.str = text;
+	el.loc = (struct conf_loc){ r->path, line, col };
+	why = r->add(r->arg, &el);
+	if (!why) {
+		r->n_elems++;
+		return;
+	}
+	diag_add(r->d, DIAG_ERROR, &el.loc, "%s", why);
+	r->err = strcmp(why, "out of memory") ? -EINVAL : -ENOMEM;
+}
+
+static void dom_line(struct dom_read *r, char *t, unsigned line)
+{
+	char *tok[64], *p = t, *hash;
+	unsigned col[64], n = 0, i;
+	size_t len;
+
+	/* A comment: '#' first or after a blank ("x.test # why"). */
+	for (hash = strchr(t, '#'); hash; hash = strchr(hash + 1, '#'))
+		if (hash == t || hash[-1] == ' ' || hash[-1] == '\t') {
+			*hash = '\0';
+			break;
+		}
+	while (n < 64) {
+		p += strspn(p, " \t\r\n");
+		if (!*p)
+			break;
+		col[n] = (unsigned)(p - t) + 1;
+		tok[n++] = p;
+		p += strcspn(p, " \t\r\n");
+		if (*p)
+			*p++ = '\0';
+	}
+	if (n == 0 || tok[0][0] == '!' || tok[0][0] == '[')
+		return;
+	if (n > 1 && is_addr(tok[0])) {		/* hosts */
+		for (i = 1; i < n && !r->err; i++)
+			if (!is_localhost(tok[i]))
+				dom_token(r, tok[i], line, col[i], DOM_EXACT);
+		return;
+	}
+	if (n > 1) {
+		dom_junk(r, line, col[1], tok[1], "unexpected after the name");
+		return;
+	}
+	len = strlen(tok[0]);
+	if (!strncmp(tok[0], "||", 2)) {		/* adblock */
+		if (len < 4 || tok[0][len - 1] != '^' ||
+		    strpbrk(tok[0] + 2, "/$^*|") != tok[0] + len - 1) {
+			dom_junk(r, line, col[0], tok[0], "not a plain adblock "
+				 "domain rule (||name^)");
+			return;
+		}
+		tok[0][len - 1] = '\0';
+		dom_token(r, tok[0] + 2, line, col[0] + 2,
+			  DOM_EXACT | DOM_BELOW);
+		return;
+	}
+	if (is_addr(tok[0])) {
+		dom_junk(r, line, col[0], tok[0], "an address without a name");
+		return;
+	}
+	dom_token(r, tok[0], line, col[0], 0);
+}
+
+static int read_domains(FILE *f, const char *path, const struct conf_set *s,
+			conf_elem_fn add, void *arg, struct diags *d,
+			unsigned long *n_elems)
+{
+	struct dom_read r = { path, s, add, arg, d, 0, 0, 0 };
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned lineno = 0;
+
+	for (;;) {
+		errno = 0;
+		if (getline(&line, &cap, f) < 0)
+			break;
+		dom_line(&r, line, ++lineno);
+		if (r.err)
+			break;
+	}
+	if (!feof(f) && !r.err)
+		r.err = errno == ENOMEM ? -ENOMEM : -EIO;
+	if (r.n_junk > DOMAIN_WARNINGS)
+		diag_add(d, DIAG_WARNING, &(struct conf_loc){ path, lineno, 1 },
+			 "set %s: %lu more lines ignored (not names)", s->name,
+			 r.n_junk - DOMAIN_WARNINGS);
+	free(line);
+	*n_elems = r.n_elems;
+	return r.err;
 }
 
 /* Feed every line of F to ADD; errors at their own line and column. */
@@ -111,7 +274,10 @@ int conf_set_file_read(const struct conf *c, const struct conf_set *s,
 	if (!path)
 		return -ENOMEM;
 	f = fopen(path, "re");
-	err = f ? read_lines(f, path, s, add, arg, d, &n) : -errno;
+	if (f && s->type == SET_DOMAIN)
+		err = read_domains(f, path, s, add, arg, d, &n);
+	else
+		err = f ? read_lines(f, path, s, add, arg, d, &n) : -errno;
 	if (f && ferror(f) && !err)
 		err = -EIO;
 	if (f)

@@ -242,6 +242,11 @@ static json_t *stats_row_json(const struct stats_row *w)
 	set_u64(o, "errors", w->c.errors);
 	set_u64(o, "incomplete", w->c.incomplete);
 	set_u64(o, "orphans", w->c.orphans);
+	set_u64(o, "flows", w->c.flows);
+	set_u64(o, "flows_pending", w->c.flows_pending);
+	set_u64(o, "flow_evictions", w->c.flow_evictions);
+	set_u64(o, "names", w->c.names);
+	set_u64(o, "names_incomplete", w->c.names_incomplete);
 	set_u64(o, "queue_total", w->k.queue_total);
 	set_u64(o, "queue_dropped", w->k.queue_dropped);
 	set_u64(o, "user_dropped", w->k.user_dropped);

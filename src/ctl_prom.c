@@ -56,6 +56,19 @@ static const struct prom_metric {
 	  "id_sequence" },
 	{ "nfqd_queue_cpu", "gauge",
 	  "CPU the queue's worker is pinned to, or -1.", "cpu" },
+	{ "nfqd_flows", "gauge",
+	  "Flows in the queue's flow table for names.", "flows" },
+	{ "nfqd_flows_pending", "gauge",
+	  "Flows gathering their first bytes for a name.", "flows_pending" },
+	{ "nfqd_flow_evictions_total", "counter",
+	  "Live flows pushed out of the flow table by new ones.",
+	  "flow_evictions" },
+	{ "nfqd_names_total", "counter",
+	  "Names found (DNS query, TLS or QUIC server name, HTTP host).",
+	  "names" },
+	{ "nfqd_names_incomplete_total", "counter",
+	  "Names that could not be found (malformed, past the limit, cut by "
+	  "copy-range, flow state lost): INCOMPLETE.", "names_incomplete" },
 };
 #define N_QUEUE_METRICS	(sizeof(queue_metrics) / sizeof(queue_metrics[0]))
 

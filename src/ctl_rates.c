@@ -16,7 +16,7 @@
 static const char *const rate_keys[] = {
 	"packets", "bytes", "accepted", "dropped", "other", "batches",
 	"enobufs", "errors", "incomplete", "orphans", "queue_dropped",
-	"user_dropped",
+	"user_dropped", "flow_evictions", "names", "names_incomplete",
 };
 #define N_RATE_KEYS	(sizeof(rate_keys) / sizeof(rate_keys[0]))
 

@@ -14,7 +14,8 @@
 static const char *const stats_cols[] = {
 	"queue", "cpu", "packets", "bytes", "accepted", "dropped", "other",
 	"batches", "enobufs", "errors", "queue_total", "queue_dropped",
-	"user_dropped", "id_sequence", "incomplete", "orphans",
+	"user_dropped", "id_sequence", "incomplete", "orphans", "flows",
+	"flows_pending", "flow_evictions", "names", "names_incomplete",
 };
 #define N_STATS_COLS	(sizeof(stats_cols) / sizeof(stats_cols[0]))
 

@@ -64,6 +64,7 @@ static void nfqd_yyerror(NFQD_YYLTYPE *l, void *scanner, struct pstate *st,
 %token OPTIONS "options" SET "set" HOOK "hook" POLICY "policy"
 %token IP "ip" IP6 "ip6" TCP "tcp" UDP "udp" ICMP "icmp" ICMPV6 "icmpv6"
 %token META "meta" CT "ct" LIMIT "limit" IIFNAME "iifname" OIFNAME "oifname"
+%token DNS "dns" TLS "tls" HTTP "http" ECH "ech"
 %token COUNTER "counter" LOG "log" MARK "mark" BYPASS "bypass"
 %token ACCEPT "accept" DROP "drop" REPEAT "repeat" QUEUE "queue"
 
@@ -213,6 +214,24 @@ match		: IP field neg value
 			{ $$ = conf_pst_match(st, "oifname", LOC(@1), NULL, $2,
 					     $3);
 			  conf_pval_free($3);
+			  if (!$$) YYNOMEM; }
+		| DNS field neg value
+			{ $$ = conf_pst_match(st, "dns", LOC(@1), &$2, $3, $4);
+			  conf_atom_clear(&$2); conf_pval_free($4);
+			  if (!$$) YYNOMEM; }
+		| TLS field neg value
+			{ $$ = conf_pst_match(st, "tls", LOC(@1), &$2, $3, $4);
+			  conf_atom_clear(&$2); conf_pval_free($4);
+			  if (!$$) YYNOMEM; }
+		| TLS ECH
+			{ struct atom ech = { ATOM_WORD, (char *)"ech", 0,
+					      false, *LOC(@2) };
+			  $$ = conf_pst_match(st, "tls", LOC(@1), &ech, 0,
+					      NULL);
+			  if (!$$) YYNOMEM; }
+		| HTTP field neg value
+			{ $$ = conf_pst_match(st, "http", LOC(@1), &$2, $3, $4);
+			  conf_atom_clear(&$2); conf_pval_free($4);
 			  if (!$$) YYNOMEM; }
 		| LIMIT limargs
 			{ $$ = conf_pst_limit(st, LOC(@1), $2);

@@ -201,6 +201,7 @@ static void reset_msg_fields(struct pkt *p)
 	p->ct_state = 0;
 	p->payload = NULL;
 	p->payload_len = p->orig_len = 0;
+	p->names = NULL;
 }
 
 /* A message nfqd cannot use: no payload, so every header field is set

@@ -54,14 +54,32 @@ static struct field_info field_info(enum match_field f)
 	case MATCH_META_MARK:
 		return (struct field_info){ true, SETK_U32, SET_MARK,
 					    FAM_V4 | FAM_V6 };
+	case MATCH_DNS_QNAME:
+	case MATCH_TLS_SNI:
+	case MATCH_HTTP_HOST:
+		return (struct field_info){ true, SETK_DOMAIN, SET_DOMAIN,
+					    FAM_V4 | FAM_V6 };
 	case MATCH_TCP_FLAGS:
 	case MATCH_CT_STATE:
 	case MATCH_LIMIT:
+	case MATCH_TLS_ECH:
 		return (struct field_info){ false, SETK_U32, -1,
 					    FAM_V4 | FAM_V6 };
 	default:
 		return num;
 	}
+}
+
+bool policy_field_is_name(enum match_field f)
+{
+	return f == MATCH_DNS_QNAME || f == MATCH_DNS_QTYPE ||
+	       f == MATCH_TLS_SNI || f == MATCH_TLS_ECH ||
+	       f == MATCH_HTTP_HOST;
+}
+
+bool policy_has_names(const struct policy *p)
+{
+	return p && p->names;
 }
 
 unsigned policy_field_fams(enum match_field f)
@@ -119,6 +137,10 @@ const char *policy_add_elem(struct set *s, const struct conf_elem *el)
 	} else if (k == SETK_U128 && el->kind == ELEM_ADDR &&
 		   el->family == AF_INET6) {
 		err = set_add_u128(s, el->alo, el->ahi);
+	} else if (k == SETK_DOMAIN && el->kind == ELEM_STR && el->str) {
+		const char *why;
+
+		return set_add_domain(s, el->str, &why) ? why : NULL;
 	} else if (k == SETK_STR && el->kind == ELEM_STR && el->str) {
 		size_t len = strlen(el->str);
 
@@ -138,7 +160,7 @@ const char *policy_add_elem(struct set *s, const struct conf_elem *el)
 static enum set_kind set_type_kind(enum set_type t)
 {
 	return t == SET_IPV6_ADDR ? SETK_U128 : t == SET_IFNAME ? SETK_STR :
-					       SETK_U32;
+	       t == SET_DOMAIN ? SETK_DOMAIN : SETK_U32;
 }
 
 static const char *add_to_set(void *arg, const struct conf_elem *el)
@@ -250,9 +272,9 @@ static const char *type_name(enum set_type t)
 {
 	static const char *const names[] = { "ipv4_addr", "ipv6_addr",
 					     "inet_service", "ifname",
-					     "mark" };
+					     "mark", "domain" };
 
-	return t <= SET_MARK ? names[t] : "?";
+	return t <= SET_DOMAIN ? names[t] : "?";
 }
 
 static bool set_type_ok(const struct field_info *fi, enum set_type t)
@@ -442,6 +464,8 @@ static int compile_rule(struct policy *p, const struct conf *c,
 			err = note_kernel_flags(p, c, &cr->matches[i], r);
 		if (err)
 			return err;
+		if (policy_field_is_name(cr->matches[i].field))
+			r->names = p->names = true;
 	}
 	if (cr->bypass && cr->verdict != VERDICT_ACCEPT)
 		err_at(d, c, &cr->loc, "bypass is only allowed before accept");

@@ -524,8 +524,10 @@ static int walk_elem(void *arg, const void *lo, const void *hi)
 
 static bool keyed_field(enum match_field f)
 {
+	/* Names are never keys: their rules are candidates for every
+	 * packet unless another of their matches files them. */
 	return f != MATCH_TCP_FLAGS && f != MATCH_CT_STATE &&
-	       f != MATCH_LIMIT;
+	       f != MATCH_LIMIT && !policy_field_is_name(f);
 }
 
 static enum set_kind field_kind(enum match_field f)

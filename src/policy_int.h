@@ -63,6 +63,7 @@ struct crule {
 	uint32_t mark;
 	bool bypass;
 	bool log;
+	bool names;			/* has a name match */
 	char *log_prefix;
 	char *text;
 	char *where;			/* "FILE:LINE:COL" */
@@ -95,6 +96,7 @@ struct policy {
 	uint32_t bypass_mark;
 	uint32_t incomplete_verdict;	/* NF_DROP or NF_ACCEPT */
 	uint32_t kflags;
+	bool names;			/* some rule has a name match */
 	char *flag_user_uid, *flag_user_ct;
 	/* Counters: per slot a cache-line aligned block of n_ctr words:
 	 * rule i packets at 2i, bytes at 2i + 1, hook h policy packets at
@@ -103,6 +105,9 @@ struct policy {
 	uint64_t *ctr;
 	uint64_t *base;			/* reset baseline (main thread) */
 };
+
+/* A match on a name (DNS, TLS, HTTP; nfqd.conf(5) NAMES). */
+bool policy_field_is_name(enum match_field f);
 
 /* FAM_* the packets a match on F can hold have. */
 unsigned policy_field_fams(enum match_field f);

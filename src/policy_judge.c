@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "ifcache.h"
+#include "names.h"
 #include "log.h"
 #include "pkt.h"
 #include "policy.h"
@@ -36,27 +37,87 @@ static bool in_spans(const struct cmatch *m, uint32_t v)
 }
 
 /*
+ * A name field of PROTO: its state (a pkt_state, or NAMES_PENDING) and,
+ * when PRESENT, the name. A packet of another protocol has none.
+ */
+static int name_state(const struct pkt *pkt, uint8_t proto,
+		      const struct name_out **n)
+{
+	const struct pkt_names *pn = pkt->names;
+
+	if (!pn)
+		return PKT_INCOMPLETE;
+	if (pn->proto != NP_NONE && pn->proto != proto)
+		return PKT_ABSENT;
+	if (pn->state == PKT_PRESENT) {
+		*n = &pn->n;
+		return PKT_PRESENT;
+	}
+	return pn->state;
+}
+
+static bool match_name(const struct cmatch *m, const struct pkt *pkt,
+		       int *st)
+{
+	static const uint8_t proto[] = {
+		[MATCH_DNS_QNAME - MATCH_DNS_QNAME] = NP_DNS,
+		[MATCH_DNS_QTYPE - MATCH_DNS_QNAME] = NP_DNS,
+		[MATCH_TLS_SNI - MATCH_DNS_QNAME] = NP_TLS,
+		[MATCH_TLS_ECH - MATCH_DNS_QNAME] = NP_TLS,
+		[MATCH_HTTP_HOST - MATCH_DNS_QNAME] = NP_HTTP,
+	};
+	const struct name_out *n = NULL;
+
+	*st = name_state(pkt, proto[m->field - MATCH_DNS_QNAME], &n);
+	if (*st != PKT_PRESENT)
+		return false;
+	switch (m->field) {
+	case MATCH_DNS_QTYPE:
+		return m->n_span ? in_spans(m, n->qtype) :
+				   set_has_u32(m->set, n->qtype);
+	case MATCH_TLS_ECH:
+		return n->ech;
+	case MATCH_TLS_SNI:
+	case MATCH_HTTP_HOST:
+		if (!n->len) {		/* a ClientHello without a name */
+			*st = PKT_ABSENT;
+			return false;
+		}
+		return set_has_domain(m->set, n->name, n->len);
+	default:
+		return set_has_domain(m->set, n->name, n->len);
+	}
+}
+
+/*
  * The match holds, before negation, when *ST is PKT_PRESENT; otherwise
  * the field is ABSENT or INCOMPLETE and the result means nothing.
  */
 static bool match_value(const struct policy *p, const struct cmatch *m,
-			const struct pkt *pkt, enum pkt_state *st)
+			const struct pkt *pkt, int *st)
 {
 	char name[IF_NAMESIZE];
 	const uint8_t *a;
 	uint32_t v;
 
 	switch (m->field) {
+	case MATCH_DNS_QNAME:
+	case MATCH_DNS_QTYPE:
+	case MATCH_TLS_SNI:
+	case MATCH_TLS_ECH:
+	case MATCH_HTTP_HOST:
+		return match_name(m, pkt, st);
 	case MATCH_IP6_SADDR:
 	case MATCH_IP6_DADDR:
-		*st = field_u128(pkt, m->field, &a);
+		*st = (int)field_u128(pkt, m->field, &a);
 		return set_has_u128(m->set, a);
 	case MATCH_IIFNAME:
 	case MATCH_OIFNAME:
-		*st = field_name(p->ifc, pkt, m->field, name);
+		*st = (int)field_name(p->ifc, pkt, m->field, name);
 		return set_has_str(m->set, name);
 	case MATCH_TCP_FLAGS:
-		*st = field_th_state(pkt, 0, IPPROTO_TCP, PKT_TH_FLAGS_END);
+		*st = (int)field_th_state(pkt, 0, IPPROTO_TCP,
+					  PKT_TH_FLAGS_END);
 		return (pkt->tcp_flags & m->flags) == m->flags;
 	case MATCH_CT_STATE:
 		/* Without NFQA_CT_INFO and without conntrack asked for (a
@@ -67,12 +128,12 @@ static bool match_value(const struct policy *p, const struct cmatch *m,
 		*st = PKT_PRESENT;
 		return limiter_take(m->lim, now_ns(CLOCK_MONOTONIC));
 	default:
-		*st = field_u32(pkt, m->field, m->mask, &v);
+		*st = (int)field_u32(pkt, m->field, m->mask, &v);
 		return m->n_span ? in_spans(m, v) : set_has_u32(m->set, v);
 	}
 }
 
-enum rule_result { RULE_FALSE, RULE_TRUE, RULE_UNKNOWN };
+enum rule_result { RULE_FALSE, RULE_TRUE, RULE_UNKNOWN, RULE_PENDING };
 
 /*
  * As nft: a field the packet lacks (no IPv4 header for "ip saddr", not
@@ -85,28 +146,33 @@ static enum rule_result rule_matches(const struct policy *p,
 				     const struct crule *r,
 				     const struct pkt *pkt, unsigned skip)
 {
-	bool unknown = false;
+	bool unknown = false, pending = false;
 
 	for (unsigned i = 0; i < r->n_m; i++) {
 		const struct cmatch *m = &r->m[i];
-		enum pkt_state st;
+		int st;
 		bool hit;
 
 		/* Known PRESENT and true: it could neither fail the rule
 		 * nor make it unknown. */
 		if (i == skip)
 			continue;
-		if (unknown && m->field == MATCH_LIMIT)
+		if ((unknown || pending) && m->field == MATCH_LIMIT)
 			continue;
 		hit = match_value(p, m, pkt, &st);
 		if (st == PKT_ABSENT)
 			return RULE_FALSE;
 		if (st == PKT_INCOMPLETE)
 			unknown = true;
+		else if (st == NAMES_PENDING)
+			pending = true;
 		else if (hit == m->negate)
 			return RULE_FALSE;
 	}
-	return unknown ? RULE_UNKNOWN : RULE_TRUE;
+	/* A name still coming: the handshake cannot finish without the
+	 * rest, so this packet passes and the one completing it is judged
+	 * (nfqd.conf(5) NAMES). */
+	return unknown ? RULE_UNKNOWN : pending ? RULE_PENDING : RULE_TRUE;
 }
 
 /* Plain increment by the owning worker; readers use relaxed loads. */
@@ -306,11 +372,16 @@ static bool decide(struct policy *p, const struct crule *r,
 		/* This rule might have decided: no later one may. */
 		d->verdict = p->incomplete_verdict;
 		d->incomplete = true;
+		d->names = r->names;
+		return true;
+	case RULE_PENDING:
+		d->verdict = NF_ACCEPT;
 		return true;
 	case RULE_TRUE:
 		break;
 	}
 	apply_rule(p, r, pkt, d);
+	d->names = r->names;
 	if (c) {
 		ctr_add(&c[2 * r->idx], 1);
 		ctr_add(&c[2 * r->idx + 1], pkt_length(pkt));
@@ -336,6 +407,7 @@ void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
 	d->set_mark = false;
 	d->mark = 0;
 	d->incomplete = false;
+	d->names = false;
 	if (!p)
 		return;
 	if (!judgeable(pkt)) {

@@ -28,6 +28,9 @@ static struct conf_loc loc_of(const struct conf *c, const struct conf_loc *l)
  * FAM_V6) without IP options or extension headers; 0: not from the
  * packet's headers.
  */
+/* copy-range below which name matches are warned about. */
+#define NAMES_COPY_MIN 4096
+
 static unsigned copy_need(enum match_field f, unsigned fam)
 {
 	unsigned base = fam == FAM_V4 ? 20 : 40;
@@ -59,7 +62,7 @@ static unsigned copy_need(enum match_field f, unsigned fam)
 /* Warn about the matches of CR that copy-range cuts off even on the
  * simplest packets of the families the rule can match. */
 static void warn_copy(const struct conf *c, const struct conf_rule *cr,
-		      struct diags *d)
+		      struct diags *d, bool *names_warned)
 {
 	uint32_t range = c->opts.copy_range;
 	unsigned fams = FAM_V4 | FAM_V6;
@@ -78,6 +81,19 @@ static void warn_copy(const struct conf *c, const struct conf_rule *cr,
 				 "packet length: \"%s\" is always incomplete",
 				 cm->text ? cm->text : cr->text ? cr->text :
 				 "?");
+		if (policy_field_is_name(cm->field)) {
+			if (range >= NAMES_COPY_MIN || *names_warned)
+				continue;
+			*names_warned = true;	/* once: the first name match */
+			diag_add(d, DIAG_WARNING, &at, "copy-range %u is too "
+				 "small for \"%s\": a ClientHello (about 2 KB "
+				 "from a browser, one packet with GRO) or a "
+				 "QUIC Initial (1,200-1,500 bytes) must be "
+				 "copied whole, else the name is INCOMPLETE; "
+				 "use copy-range %u or more", range,
+				 cm->text ? cm->text : "?", NAMES_COPY_MIN);
+			continue;
+		}
 		if (need <= range)
 			continue;
 		diag_add(d, DIAG_WARNING, &at, "copy-range %u is too small "
@@ -193,10 +209,11 @@ static void warn_hidden(const struct conf *c, const struct conf_hook *h,
 void policy_lint(const struct conf *c, struct diags *d)
 {
 	unsigned from = d->n;
+	bool names_warned = false;
 
 	for (int h = 0; h < HOOK_MAX; h++) {
 		for (unsigned i = 0; i < c->hooks[h].n_rules; i++)
-			warn_copy(c, &c->hooks[h].rules[i], d);
+			warn_copy(c, &c->hooks[h].rules[i], d, &names_warned);
 		warn_hidden(c, &c->hooks[h], d);
 	}
 	diag_sort(d, from);

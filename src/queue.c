@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@
 
 #include "conf.h"
 #include "ifcache.h"
+#include "flow.h"
 #include "log.h"
 #include "pkt.h"
 #include "policy.h"
@@ -89,6 +91,53 @@ int64_t queue_hook_last_seen(const struct queue *q, unsigned hook)
 	return __atomic_load_n(&q->hook_seen[hook], __ATOMIC_RELAXED);
 }
 
+/* The flow table's counters into the delta (gauges as a difference). */
+static void flows_delta(struct queue *q)
+{
+	const struct flow_counters *c;
+	struct queue_counters *s = &q->flows_seen;
+
+	if (!q->flows)
+		return;
+	c = flowtab_counters(q->flows);
+	q->delta.flow_evictions += c->evictions - s->flow_evictions;
+	q->delta.names += c->names - s->names;
+	q->delta.names_incomplete += c->incomplete - s->names_incomplete;
+	q->delta.flows += c->flows - s->flows;
+	q->delta.flows_pending += c->pending - s->flows_pending;
+	s->flow_evictions = c->evictions;
+	s->names = c->names;
+	s->names_incomplete = c->incomplete;
+	s->flows = c->flows;
+	s->flows_pending = c->pending;
+}
+
+/* A new flow-table-size or flow-timeout: the table is made anew on the
+ * next packet; the flows it held lose their state (INCOMPLETE). */
+static void flows_drop(struct queue *q)
+{
+	struct queue_counters *s = &q->flows_seen;
+
+	if (!q->flows)
+		return;
+	flows_delta(q);
+	q->delta.flows -= s->flows;
+	q->delta.flows_pending -= s->flows_pending;
+	memset(s, 0, sizeof(*s));
+	flowtab_free(q->flows);
+	q->flows = NULL;
+	log_info("queue %u: flow table for names made anew (flow-table-size "
+		 "or flow-timeout changed)", q->num);
+}
+
+/* Gauges: "counters reset" does not apply. */
+static bool is_gauge(size_t i)
+{
+	return i == offsetof(struct queue_counters, flows) / sizeof(uint64_t) ||
+	       i == offsetof(struct queue_counters, flows_pending) /
+			    sizeof(uint64_t);
+}
+
 void queue_counters_publish(struct queue *q)
 {
 	uint64_t *live = (uint64_t *)&q->live;
@@ -97,6 +146,7 @@ void queue_counters_publish(struct queue *q)
 	if (q->hooks_delta)
 		hooks_publish(q);
 
+	flows_delta(q);
 	for (size_t i = 0; i < N_COUNTERS; i++) {
 		if (!delta[i])
 			continue;
@@ -113,7 +163,8 @@ void queue_counters_read(const struct queue *q, struct queue_counters *out)
 	uint64_t *o = (uint64_t *)out;
 
 	for (size_t i = 0; i < N_COUNTERS; i++)
-		o[i] = __atomic_load_n(&live[i], __ATOMIC_RELAXED) - base[i];
+		o[i] = __atomic_load_n(&live[i], __ATOMIC_RELAXED) -
+		       (is_gauge(i) ? 0 : base[i]);
 }
 
 void queue_counters_reset(struct queue *q)
@@ -290,12 +341,44 @@ static void decide(struct queue *q, uint32_t id, uint32_t len,
 	verdict_batch_add(&q->vb, id, d);
 }
 
-static void judge(struct queue *q, struct policy *pol, const struct pkt *p)
+/* The packet's names from this worker's flow table (flow.h); a flow
+ * dropped on its name stays dropped. */
+static void *flow_of(struct queue *q, struct pkt *p, struct pkt_names *n,
+		     enum flow_fate *fate)
+{
+	struct timespec ts;
+
+	*fate = FLOW_JUDGE;
+	if (!q->flows)
+		q->flows = flowtab_new(q->params.flow_size,
+				       q->params.flow_timeout);
+	if (!q->flows)
+		return NULL;	/* p->names NULL: names INCOMPLETE */
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	p->names = n;
+	return flow_names(q->flows, p, (uint64_t)ts.tv_sec * 1000000000ull +
+				       (uint64_t)ts.tv_nsec, n, fate);
+}
+
+static void judge(struct queue *q, struct policy *pol, struct pkt *p)
 {
 	struct decision d = { .verdict = NF_ACCEPT };
+	struct pkt_names names;
+	enum flow_fate fate = FLOW_JUDGE;
+	void *fl = NULL;
 
-	if (pol)
+	if (pol && policy_has_names(pol))
+		fl = flow_of(q, p, &names, &fate);
+	if (fate == FLOW_DROP) {
+		d.verdict = NF_DROP;
+		d.names = true;
+	} else if (fate == FLOW_PASS) {
+		d.verdict = NF_ACCEPT;
+	} else if (pol) {
 		policy_judge(pol, p, q->slot, &d);
+	}
+	if (fl && d.names && d.verdict == NF_DROP)
+		flow_note_drop(fl);
 	if (p->hook < QUEUE_HOOKS)
 		q->hooks_delta |= 1u << p->hook;
 	q->delta.incomplete += d.incomplete;
@@ -567,6 +650,8 @@ void queue_params_from_options(struct queue_params *p,
 		p->flags |= NFQA_CFG_F_FAIL_OPEN;
 	if (o->gso)
 		p->flags |= NFQA_CFG_F_GSO;
+	p->flow_size = o->flow_table_size;
+	p->flow_timeout = o->flow_timeout;
 }
 
 int queue_alloc(struct queue **out, const struct queue_place *at,
@@ -834,6 +919,9 @@ static void apply_params(struct queue *q, struct reconf *rq)
 		free(rq);
 		return;
 	}
+	if (np->flow_size != q->params.flow_size ||
+	    np->flow_timeout != q->params.flow_timeout)
+		flows_drop(q);
 	q->params = *np;
 	q->reconf_req = rq->req;
 	q->reconf_first = 0;
@@ -1019,6 +1107,7 @@ void queue_free(struct queue *q)
 	free_rx(q);
 	verdict_batch_free(&q->vb);
 	log_ring_free(q->log);
+	flowtab_free(q->flows);
 	free(q);
 }
 

@@ -27,6 +27,8 @@ struct queue_params {
 	uint32_t maxlen;
 	uint32_t batch;
 	uint32_t flags;		/* NFQA_CFG_F_* wanted */
+	uint32_t flow_size;	/* flow table for names: flows, idle s */
+	uint32_t flow_timeout;
 };
 
 /* A reconfigure request from the main thread. */
@@ -104,6 +106,9 @@ struct queue {
 	bool send_failing;	/* logged once per failure streak */
 	bool paused;		/* not receiving: the ledger is at its bound */
 	struct log_ring *log;	/* the worker's log lines */
+	struct flowtab *flows;	/* names (flow.h): the worker's, made on
+				 * the first packet a name rule needs */
+	struct queue_counters flows_seen;	/* its counters published */
 	struct reconf *pending;		/* from the main thread (xchg) */
 	bool stopping;			/* set by the main thread */
 

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domset.h"
+#include "names.h"
 #include "set.h"
 
 #define NAME_LEN	16	/* IFNAMSIZ */
@@ -42,6 +44,8 @@ struct set {
 	/* SETK_STR prefixes ("eth*" stored as "eth"). */
 	struct name *prefixes;
 	size_t n_prefixes, cap_prefixes;
+	/* SETK_DOMAIN: everything is here. */
+	struct domset *dom;
 };
 
 static size_t elem_size(enum set_kind k)
@@ -61,6 +65,10 @@ struct set *set_new(enum set_kind kind)
 
 	if (s)
 		s->kind = kind;
+	if (s && kind == SETK_DOMAIN && !(s->dom = domset_new())) {
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -71,6 +79,7 @@ void set_free(struct set *s)
 	free(s->vals);
 	free(s->ivs);
 	free(s->prefixes);
+	domset_free(s->dom);
 	free(s);
 }
 
@@ -163,6 +172,30 @@ int set_add_str(struct set *s, const char *name)
 		return -ENOMEM;
 	((struct name *)s->vals)[s->n_vals++] = n;
 	return 0;
+}
+
+int set_add_domain(struct set *s, const char *pattern, const char **why)
+{
+	char name[NAME_MAX_LEN + 1];
+	unsigned flags;
+
+	*why = "not a domain set";
+	if (s->kind != SETK_DOMAIN || s->finished)
+		return -EINVAL;
+	if (domset_pattern(pattern, strlen(pattern), name, &flags, why))
+		return -EINVAL;
+	*why = "out of memory";
+	return domset_add(s->dom, name, strlen(name), flags);
+}
+
+bool set_has_domain(const struct set *s, const char *name, size_t len)
+{
+	return s->kind == SETK_DOMAIN && domset_match(s->dom, name, len);
+}
+
+size_t set_domain_bytes(const struct set *s)
+{
+	return s->dom ? domset_bytes(s->dom) : 0;
 }
 
 /* Hashes: multiplicative, top BITS bits. */
@@ -332,6 +365,11 @@ int set_finish(struct set *s)
 
 	if (s->finished)
 		return 0;
+	if (s->kind == SETK_DOMAIN) {
+		domset_finish(s->dom);
+		s->finished = true;
+		return 0;
+	}
 	if (s->kind != SETK_STR && s->n_vals < FEW_EXACT)
 		err = vals_to_ivs(s);
 	else
@@ -447,6 +485,8 @@ bool set_has_str(const struct set *s, const char *name)
 
 size_t set_n_exact(const struct set *s)
 {
+	if (s->dom)
+		return domset_count(s->dom);
 	return s->n_exact;
 }
 
@@ -498,6 +538,20 @@ static int walk_ivs(const struct set *s, set_walk_fn fn, void *arg)
 	return r;
 }
 
+struct dom_walk {
+	set_walk_fn fn;
+	void *arg;
+};
+
+static int walk_dom(void *arg, const char *name, unsigned flags)
+{
+	const struct dom_walk *w = arg;
+	char text[DOM_PATTERN_MAX + 1];
+
+	domset_pattern_text(name, flags, text);
+	return w->fn(w->arg, text, NULL);
+}
+
 int set_walk(const struct set *s, set_walk_fn fn, void *arg)
 {
 	static const char zero[sizeof(u128) > NAME_LEN ? sizeof(u128) :
@@ -505,6 +559,9 @@ int set_walk(const struct set *s, set_walk_fn fn, void *arg)
 	size_t es = elem_size(s->kind);
 	int r = 0;
 
+	if (s->kind == SETK_DOMAIN)
+		return domset_walk(s->dom, walk_dom,
+				   &(struct dom_walk){ fn, arg });
 	if (s->bits && s->has_zero)
 		r = walk_exact(s, zero, fn, arg);
 	for (size_t i = 0; !r && s->bits && i < (size_t)1 << s->bits; i++) {

@@ -174,13 +174,16 @@ int stats_format_line(const struct stats_row *w, char *buf, size_t size)
 			"%5u %6u %5u %1u %5u %5u %5u %8u %2d"
 			" %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
 			" %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
-			" %d %" PRIu64 " %" PRIu64 "\n",
+			" %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+			" %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
 			k->queue_num, k->peer_portid, k->queue_total,
 			k->copy_mode, k->copy_range, k->queue_dropped,
 			k->user_dropped, k->id_sequence, k->one,
 			c->packets, c->bytes, c->accepted, c->dropped,
 			c->other, c->batches, c->enobufs, c->errors, w->cpu,
-			c->incomplete, c->orphans);
+			c->incomplete, c->orphans, c->flows,
+			c->flows_pending, c->flow_evictions, c->names,
+			c->names_incomplete);
 }
 
 int stats_mkdir_parent(const char *path)

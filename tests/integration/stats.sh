@@ -53,7 +53,7 @@ done
 
 line=$(awk '$1 == 0' "$STATS")
 log "stats file: $line"
-[ "$(echo "$line" | wc -w)" -eq 20 ] || fail "stats line has not 20 fields: $line"
+[ "$(echo "$line" | wc -w)" -eq 25 ] || fail "stats line has not 25 fields: $line"
 set -- $line
 [ "${10}" -eq "$N" ] || fail "packets ${10}, want $N"
 [ "${11}" -eq $((N * 46)) ] || fail "bytes ${11}, want $((N * 46))"
@@ -63,6 +63,8 @@ set -- $line
 [ "${16}" -eq 0 ] && [ "${17}" -eq 0 ] || fail "enobufs/errors not 0: $line"
 [ "${15}" -ge 1 ] || fail "batches ${15}"
 [ "${19}" -eq 0 ] && [ "${20}" -eq 0 ] || fail "incomplete/orphans not 0: $line"
+# Columns 21-25, the flow table for names: no name rule, no flows.
+[ "${21}${22}${23}${24}${25}" = 00000 ] || fail "flow/name columns not 0: $line"
 kfile=$(echo "$line" | awk '{ print $1, $2, $3, $4, $5, $6, $7, $8, $9 }')
 kline=$(kqueue_line "$NS_B" 0 | awk '{ print $1, $2, $3, $4, $5, $6, $7, $8, $9 }')
 log "kernel line: $kline"
@@ -148,7 +150,7 @@ while time.monotonic() < end:
     with open(path) as f:
         data = f.read()
     lines = data.split("\n")
-    if not data.endswith("\n") or len(lines) != 2 or len(lines[0].split()) != 20:
+    if not data.endswith("\n") or len(lines) != 2 or len(lines[0].split()) != 25:
         print("partial stats file seen: %r" % data)
         sys.exit(1)
     reads += 1

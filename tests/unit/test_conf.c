@@ -577,7 +577,7 @@ static void test_errors_file(void **state)
 		"fail-open, gso, batch, rcvbuf, cpu-pin, stats-file, "
 		"stats-interval, control-socket, log-level, user, "
 		"control-group, bypass-mark, incomplete-verdict, "
-		"orphan-verdict\n"
+		"orphan-verdict, flow-table-size, flow-timeout\n"
 		"errors.conf:4:11: batch 0 out of range; expected 1..1024\n"
 		"errors.conf:6:1: syntax error, unexpected '}', expecting ';'\n"
 		"errors.conf:9:40: syntax error, unexpected '}', "
@@ -651,7 +651,8 @@ static const struct err_case err_cases[] = {
 	  "queues, queue-base, queue-maxlen, copy-range, fail-open, gso, "
 	  "batch, rcvbuf, cpu-pin, stats-file, stats-interval, "
 	  "control-socket, log-level, user, control-group, bypass-mark, "
-	  "incomplete-verdict, orphan-verdict\n" },
+	  "incomplete-verdict, orphan-verdict, flow-table-size, "
+	  "flow-timeout\n" },
 	{ "options { incomplete-verdict repeat; }",
 	  "t.conf:1:30: \"incomplete-verdict\" expects accept or drop\n" },
 	{ "options { incomplete-verdict maybe; }",
@@ -711,10 +712,10 @@ static const struct err_case err_cases[] = {
 	/* sets */
 	{ "set s { elements = { 1.2.3.4 }; }",
 	  "t.conf:1:5: set \"s\" has no type; add \"type ipv4_addr;\" (or "
-	  "ipv6_addr, inet_service, ifname, mark)\n" },
+	  "ipv6_addr, inet_service, ifname, mark, domain)\n" },
 	{ "set s { type ipv5_addr; }",
 	  "t.conf:1:14: unknown set type \"ipv5_addr\"; expected one of: "
-	  "ipv4_addr, ipv6_addr, inet_service, ifname, mark\n" },
+	  "ipv4_addr, ipv6_addr, inet_service, ifname, mark, domain\n" },
 	{ "set s { type mark; }\nset s { type mark; }",
 	  "t.conf:2:5: duplicate set \"s\" (first defined at 1:5)\n" },
 	{ "set s { type ipv4_addr; elements = { 10.0.0.0/8 }; }",
@@ -941,7 +942,7 @@ static void test_multiple_errors(void **state)
 		   "t.conf:2:9: batch 0 out of range; expected 1..1024\n"
 		   "t.conf:4:1: syntax error, unexpected '}', expecting ';'\n"
 		   "t.conf:5:14: unknown set type \"nope\"; expected one of: "
-		   "ipv4_addr, ipv6_addr, inet_service, ifname, mark\n"
+		   "ipv4_addr, ipv6_addr, inet_service, ifname, mark, domain\n"
 		   "t.conf:7:12: unknown set \"missing\"\n"
 		   "t.conf:8:13: port 70000 out of range; expected 0..65535\n"
 		   "t.conf:10:3: syntax error, unexpected udp, expecting ';'\n"

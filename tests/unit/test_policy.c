@@ -23,6 +23,7 @@
 #include "conf_fixture.h"
 #include "ifcache.h"
 #include "pkt.h"
+#include "names.h"
 #include "policy.h"
 #include "verdict.h"
 
@@ -1101,6 +1102,100 @@ static struct decision judged(struct policy *p, const struct pkt *k)
 	assert_true(d_.incomplete); \
 } while (0)
 
+/*
+ * Name matches (nfqd.conf(5) NAMES): PRESENT, ABSENT, INCOMPLETE and a
+ * name still coming, judged rule by rule and through the classifier with
+ * the same outcome; the name rule is a keyless candidate behind keyed
+ * rules of other fields.
+ */
+static void test_names(void **state)
+{
+	static const char text[] =
+		"set blk { type domain; elements = { \".blocked.test\" }; }\n"
+		"hook input {\n"
+		"  tcp dport 22 accept;\n"
+		"  tcp dport 23 drop;\n"
+		"  ip saddr 198.51.100.7 drop;\n"
+		"  tls sni @blk drop;\n"
+		"  tls ech drop;\n"
+		"  dns qname \"ok.test\" dns qtype aaaa drop;\n"
+		"  http host != \"allowed.test\" mark set 0x5 accept;\n"
+		"  udp dport 9 drop;\n"
+		"}\n";
+	struct conf *c = NULL;
+	struct pkt_names n;
+	struct pkt k;
+	struct policy *p;
+
+	assert_int_equal(conf_load_buffer("t.conf", text, strlen(text), &c,
+					  NULL), 0);
+	p = build(c, 1);
+	assert_true(policy_has_names(p));
+	for (int e = 0; e < 2; e++) {
+		policy_set_eval(p, e ? POLICY_EVAL_INDEX : POLICY_EVAL_LINEAR);
+		k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_TCP, 443, 5, 20, 0, 0);
+		/* No names at all (no flow table): INCOMPLETE. */
+		k.names = NULL;
+		assert_incomplete(judged(p, &k), NF_DROP);
+		k.names = &n;
+		/* A keyed rule before the name rules still decides first. */
+		memset(&n, 0, sizeof(n));
+		n.state = PKT_INCOMPLETE;
+		k.dport = 22;
+		assert_decided(judged(p, &k), NF_ACCEPT);
+		k.dport = 443;
+		assert_incomplete(judged(p, &k), NF_DROP);
+		/* The name still coming: the rule accepts. */
+		n.state = NAMES_PENDING;
+		assert_decided(judged(p, &k), NF_ACCEPT);
+		/* Not the protocol: on to later rules (udp dport 9 is not
+		 * a TCP packet's). */
+		n.state = PKT_ABSENT;
+		assert_decided(judged(p, &k), NF_ACCEPT);
+		/* A TLS name. */
+		n.state = PKT_PRESENT;
+		n.proto = NP_TLS;
+		strcpy(n.n.name, "www.blocked.test");
+		n.n.len = (uint16_t)strlen(n.n.name);
+		assert_decided(judged(p, &k), NF_DROP);
+		assert_true(judged(p, &k).names);
+		strcpy(n.n.name, "blocked.test.example");
+		n.n.len = (uint16_t)strlen(n.n.name);
+		assert_decided(judged(p, &k), NF_ACCEPT);
+		n.n.ech = true;
+		assert_decided(judged(p, &k), NF_DROP);
+		n.n.ech = false;
+		/* A ClientHello without a name: tls sni ABSENT. */
+		n.n.len = 0;
+		n.n.name[0] = '\0';
+		assert_decided(judged(p, &k), NF_ACCEPT);
+		/* DNS: name and type. */
+		n.proto = NP_DNS;
+		strcpy(n.n.name, "ok.test");
+		n.n.len = 7;
+		n.n.qtype = 28;
+		assert_decided(judged(p, &k), NF_DROP);
+		n.n.qtype = 1;
+		assert_decided(judged(p, &k), NF_ACCEPT);
+		/* HTTP: != holds for another host, marks and accepts. */
+		n.proto = NP_HTTP;
+		strcpy(n.n.name, "other.test");
+		n.n.len = 10;
+		assert_true(judged(p, &k).set_mark);
+		strcpy(n.n.name, "allowed.test");
+		n.n.len = 12;
+		assert_false(judged(p, &k).set_mark);
+		/* A name of one protocol is ABSENT for the others. */
+		n.proto = NP_DNS;
+		n.state = PKT_INCOMPLETE;
+		assert_incomplete(judged(p, &k), NF_DROP);
+		k.dport = 23;
+		assert_decided(judged(p, &k), NF_DROP);
+	}
+	policy_free(p);
+	conf_free(c);
+}
+
 /* The headline bypasses, and "tcp dport 23 drop" / "udp dport 7 drop". */
 static struct conf *headline_conf(void)
 {
@@ -1776,6 +1871,7 @@ int main(void)
 		cmocka_unit_test(test_log_rate_limit),
 		cmocka_unit_test(test_long_ext_chains),
 		cmocka_unit_test(test_transport_out_of_reach),
+		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_ah_and_fragments6),
 		cmocka_unit_test(test_unknown_rule_logic),
 		cmocka_unit_test(test_unknown_meta),

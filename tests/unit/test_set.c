@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "domset.h"
 #include "set.h"
 
 static void a6(const char *s, uint8_t out[16])
@@ -229,6 +230,103 @@ static void test_big_u32(void **state)
 	set_free(s);
 }
 
+static bool dom_has(const struct set *s, const char *name)
+{
+	return set_has_domain(s, name, strlen(name));
+}
+
+static void test_domain(void **state)
+{
+	struct set *s = set_new(SETK_DOMAIN);
+	const char *why;
+
+	assert_int_equal(set_add_domain(s, "Exact.TEST.", &why), 0);
+	assert_int_equal(set_add_domain(s, ".both.test", &why), 0);
+	assert_int_equal(set_add_domain(s, "*.below.test", &why), 0);
+	assert_int_equal(set_add_domain(s, "merge.test", &why), 0);
+	assert_int_equal(set_add_domain(s, "*.merge.test", &why), 0);
+	assert_int_equal(set_add_domain(s, "h\xc3\xa9.test", &why), -EINVAL);
+	assert_non_null(strstr(why, "A-label"));
+	assert_int_equal(set_add_domain(s, "a*.test", &why), -EINVAL);
+	assert_int_equal(set_add_domain(s, "a..test", &why), -EINVAL);
+	assert_int_equal(set_add_domain(s, "", &why), -EINVAL);
+	assert_int_equal(set_finish(s), 0);
+	assert_int_equal(set_n_exact(s), 4);
+
+	assert_true(dom_has(s, "exact.test"));
+	assert_false(dom_has(s, "a.exact.test"));
+	assert_false(dom_has(s, "test"));
+	assert_false(dom_has(s, "xexact.test"));
+	assert_true(dom_has(s, "both.test"));
+	assert_true(dom_has(s, "a.b.both.test"));
+	assert_false(dom_has(s, "aboth.test"));
+	assert_false(dom_has(s, "below.test"));
+	assert_true(dom_has(s, "x.below.test"));
+	assert_true(dom_has(s, "merge.test"));
+	assert_true(dom_has(s, "x.merge.test"));
+	assert_false(dom_has(s, ""));
+	set_free(s);
+}
+
+static int dom_walk(void *arg, const void *lo, const void *hi)
+{
+	char *out = arg;
+
+	assert_null(hi);
+	strcat(out, lo);
+	strcat(out, " ");
+	return 0;
+}
+
+static void test_domain_walk(void **state)
+{
+	struct set *s = set_new(SETK_DOMAIN);
+	char out[256] = "";
+	const char *why;
+
+	assert_int_equal(set_add_domain(s, "b.test", &why), 0);
+	assert_int_equal(set_add_domain(s, ".a.test", &why), 0);
+	assert_int_equal(set_add_domain(s, "*.c.test", &why), 0);
+	assert_int_equal(set_add_domain(s, "B.test", &why), 0);
+	assert_int_equal(set_finish(s), 0);
+	assert_int_equal(set_walk(s, dom_walk, out), 0);
+	assert_string_equal(out, "b.test .a.test *.c.test ");
+	set_free(s);
+}
+
+/*
+ * A blocklist's size: 1,000,000 names (plus their parents as "*." patterns
+ * would double it; these are distinct names). Asserts the memory bound
+ * (under 64 bytes a name); prints the bytes, no time is asserted.
+ */
+static void test_domain_million(void **state)
+{
+	struct domset *d = domset_new();
+	char name[64];
+	size_t n = 1000000, i, len, total = 0;
+
+	for (i = 0; i < n; i++) {
+		len = (size_t)snprintf(name, sizeof(name), "host%zu.block%zu.test",
+				       i, i % 9973);
+		total += len;
+		assert_int_equal(domset_add(d, name, len, DOM_EXACT), 0);
+	}
+	domset_finish(d);
+	assert_int_equal(domset_count(d), n);
+	printf("# domset: %zu names, average %.1f characters, %zu bytes, "
+	       "%.1f bytes a name\n", n, (double)total / n, domset_bytes(d),
+	       (double)domset_bytes(d) / n);
+	assert_true(domset_bytes(d) < 64 * n);
+	for (i = 0; i < n; i += 997) {
+		len = (size_t)snprintf(name, sizeof(name), "host%zu.block%zu.test",
+				       i, i % 9973);
+		assert_true(domset_match(d, name, len));
+		name[0] = 'x';
+		assert_false(domset_match(d, name, len));
+	}
+	domset_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +336,9 @@ int main(void)
 		cmocka_unit_test(test_ipv4_prefixes),
 		cmocka_unit_test(test_ipv6),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_domain),
+		cmocka_unit_test(test_domain_walk),
+		cmocka_unit_test(test_domain_million),
 		cmocka_unit_test(test_big_u32),
 	};
 

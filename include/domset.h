@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * domset.h - sets of domain names at blocklist scale: a name ("example.com"),
+ * the names below it ("*.example.com") or both (".example.com"). An
+ * open-addressing table of 64-bit hashes with 32-bit offsets into a string
+ * arena (about 25 bytes a name plus the name itself); a lookup probes once
+ * per label suffix of the name asked about, whatever the set's size. Built
+ * once, then read-only and safe to read from any number of threads.
+ */
+#ifndef NFQD_DOMSET_H
+#define NFQD_DOMSET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DOM_EXACT 0x1		/* the name itself */
+#define DOM_BELOW 0x2		/* every name below it */
+
+/* Longest pattern text: "*." and a name of NAME_MAX_LEN (names.h). */
+#define DOM_PATTERN_MAX (2 + 253)
+
+struct domset;
+
+/* An empty set. NULL on ENOMEM. */
+struct domset *domset_new(void);
+void domset_free(struct domset *d);
+
+/*
+ * Parse the pattern TEXT (LEN bytes): "example.com", ".example.com" or
+ * "*.example.com", any case, one trailing dot allowed. NAME (at least
+ * NAME_MAX_LEN + 1 bytes) gets the normal form, *FLAGS the DOM_* bits.
+ * 0, or -EINVAL with *WHY a static reason (non-ASCII asks for the A-label).
+ */
+int domset_pattern(const char *text, size_t len, char *name, unsigned *flags,
+		   const char **why);
+
+/* Write the pattern text of NAME with FLAGS into OUT (DOM_PATTERN_MAX + 1). */
+void domset_pattern_text(const char *name, unsigned flags, char *out);
+
+/* Add normalised NAME (LEN bytes) with FLAGS (merged with any earlier). */
+int domset_add(struct domset *d, const char *name, size_t len, unsigned flags);
+
+/* Give back the memory growing left over; after the last add. */
+void domset_finish(struct domset *d);
+
+/* Does normalised NAME (LEN bytes) match? One probe per label suffix. */
+bool domset_match(const struct domset *d, const char *name, size_t len);
+
+size_t domset_count(const struct domset *d);
+/* Bytes the set holds (table and arena). */
+size_t domset_bytes(const struct domset *d);
+
+/* FN(ARG, NAME, FLAGS) for every name, in the order first added; a
+ * non-zero return stops the walk and is returned. */
+typedef int (*domset_walk_fn)(void *arg, const char *name, unsigned flags);
+int domset_walk(const struct domset *d, domset_walk_fn fn, void *arg);
+
+#endif

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * flow.h - one queue worker's flow table for names (nfqd.conf(5) NAMES):
+ * it gathers a TCP connection's first client bytes, and a QUIC
+ * connection's CRYPTO frames across Initial packets, until the DNS query,
+ * ClientHello or request head is complete, up to FLOW_GATHER bytes, and
+ * remembers the name and a drop. Owned by one worker: no lock. Bounded:
+ * a fixed number of flows (the least recently seen of a bucket is evicted)
+ * and of gathering buffers.
+ */
+#ifndef NFQD_FLOW_H
+#define NFQD_FLOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "names.h"
+#include "pkt.h"
+
+#define FLOW_GATHER 8192	/* client bytes gathered for a name at most */
+#define FLOW_PENDING_MAX 4096	/* flows gathering at once (buffers) */
+#define DNS_PORT 53
+
+struct flowtab;
+
+/* Counters; the owning worker writes, anyone may read (relaxed). */
+struct flow_counters {
+	uint64_t flows;		/* in the table now */
+	uint64_t created;	/* flows made */
+	uint64_t evictions;	/* live flows pushed out by new ones */
+	uint64_t pending;	/* gathering now */
+	uint64_t names;		/* names found */
+	uint64_t incomplete;	/* names that could not be found */
+};
+
+/* A table of SIZE flows (rounded up to a bucket), idle TIMEOUT_S. */
+struct flowtab *flowtab_new(size_t size, unsigned timeout_s);
+void flowtab_free(struct flowtab *t);
+
+/* What becomes of a packet before any rule (flow_names()). */
+enum flow_fate {
+	FLOW_JUDGE,	/* judge it by the rules */
+	FLOW_DROP,	/* its flow was dropped on its name: drop it */
+	FLOW_PASS,	/* a FIN or RST without data of such a flow: let the
+			 * server free the connection */
+};
+
+/*
+ * What PKT's names are (*OUT), gathering its bytes into its flow; NOW_NS a
+ * monotonic clock. Returns the flow's handle for flow_note_drop(), or
+ * NULL; *FATE says whether to judge the packet at all.
+ */
+void *flow_names(struct flowtab *t, const struct pkt *pkt, uint64_t now_ns,
+		 struct pkt_names *out, enum flow_fate *fate);
+
+/* The packet of flow F (from flow_names()) was dropped on its name. */
+void flow_note_drop(void *f);
+
+const struct flow_counters *flowtab_counters(const struct flowtab *t);
+
+/*
+ * Names of a packet on its own, no flow (a UDP DNS query; else what one
+ * packet shows): used by flow_names() and by tests.
+ */
+void flow_packet_names(const struct pkt *pkt, struct pkt_names *out);
+
+#endif

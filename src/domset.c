@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* domset.c - the domain-name set: hashed label suffixes, a string arena. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "domset.h"
+#include "names.h"
+
+/* Arena offsets keep 30 bits; the top two are the DOM_* flags. */
+#define OFF_BITS 30
+#define OFF_MASK ((1u << OFF_BITS) - 1)
+#define ARENA_MAX ((size_t)OFF_MASK)
+
+struct domset {
+	uint64_t *hash;		/* 0: empty slot */
+	uint32_t *slot;		/* flags << OFF_BITS | arena offset */
+	size_t cap, n;		/* cap a power of two, n <= cap / 2 */
+	char *arena;		/* NUL-ended names, in order first added */
+	size_t used, arena_cap;
+};
+
+struct domset *domset_new(void)
+{
+	return calloc(1, sizeof(struct domset));
+}
+
+void domset_free(struct domset *d)
+{
+	if (!d)
+		return;
+	free(d->hash);
+	free(d->slot);
+	free(d->arena);
+	free(d);
+}
+
+static uint64_t mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h ? h : 1;
+}
+
+/* FNV-1a over the name from its last byte back: every label suffix's
+ * hash is a step of the full name's. */
+#define FNV_BASIS 0xcbf29ce484222325ull
+#define FNV_PRIME 0x100000001b3ull
+
+static uint64_t hash_name(const char *s, size_t len)
+{
+	uint64_t h = FNV_BASIS;
+
+	while (len)
+		h = (h ^ (uint8_t)s[--len]) * FNV_PRIME;
+	return mix(h);
+}
+
+/* The slot of NAME, or of the empty slot where it would go. */
+static size_t find(const struct domset *d, uint64_t h, const char *name,
+		   size_t len)
+{
+	size_t mask = d->cap - 1, i = (size_t)h & mask;
+
+	for (; d->hash[i]; i = (i + 1) & mask) {
+		const char *s;
+
+		if (d->hash[i] != h)
+			continue;
+		s = d->arena + (d->slot[i] & OFF_MASK);
+		if (!memcmp(s, name, len) && s[len] == '\0')
+			break;
+	}
+	return i;
+}
+
+static int grow_table(struct domset *d)
+{
+	size_t ncap = d->cap ? d->cap * 2 : 64, i;
+	struct domset nd = *d;
+
+	nd.cap = ncap;
+	nd.hash = calloc(ncap, sizeof(*nd.hash));
+	nd.slot = malloc(ncap * sizeof(*nd.slot));
+	if (!nd.hash || !nd.slot) {
+		free(nd.hash);
+		free(nd.slot);
+		return -ENOMEM;
+	}
+	for (i = 0; i < d->cap; i++) {
+		size_t j;
+
+		if (!d->hash[i])
+			continue;
+		for (j = (size_t)d->hash[i] & (ncap - 1); nd.hash[j];
+		     j = (j + 1) & (ncap - 1))
+			;
+		nd.hash[j] = d->hash[i];
+		nd.slot[j] = d->slot[i];
+	}
+	free(d->hash);
+	free(d->slot);
+	*d = nd;
+	return 0;
+}
+
+int domset_add(struct domset *d, const char *name, size_t len, unsigned flags)
+{
+	uint64_t h = hash_name(name, len);
+	size_t i;
+
+	if (!len || len > NAME_MAX_LEN || !(flags & (DOM_EXACT | DOM_BELOW)))
+		return -EINVAL;
+	if (2 * (d->n + 1) > d->cap && grow_table(d))
+		return -ENOMEM;
+	i = find(d, h, name, len);
+	if (d->hash[i]) {
+		d->slot[i] |= (uint32_t)flags << OFF_BITS;
+		return 0;
+	}
+	if (d->used + len + 1 > d->arena_cap) {
+		size_t ncap = d->arena_cap ? d->arena_cap * 2 : 4096;
+		char *na;
+
+		if (ncap > ARENA_MAX + 1)
+			ncap = ARENA_MAX + 1;
+		if (d->used + len + 1 > ncap)
+			return -ENOMEM;		/* a gigabyte of names */
+		na = realloc(d->arena, ncap);
+		if (!na)
+			return -ENOMEM;
+		d->arena = na;
+		d->arena_cap = ncap;
+	}
+	memcpy(d->arena + d->used, name, len);
+	d->arena[d->used + len] = '\0';
+	d->hash[i] = h;
+	d->slot[i] = (uint32_t)flags << OFF_BITS | (uint32_t)d->used;
+	d->used += len + 1;
+	d->n++;
+	return 0;
+}
+
+void domset_finish(struct domset *d)
+{
+	char *na;
+
+	if (d->used && d->used < d->arena_cap &&
+	    (na = realloc(d->arena, d->used))) {
+		d->arena = na;
+		d->arena_cap = d->used;
+	}
+}
+
+bool domset_match(const struct domset *d, const char *name, size_t len)
+{
+	uint64_t h = FNV_BASIS;
+	size_t i = len;
+
+	if (!d->n || !len)
+		return false;
+	/* From the last byte back; at each label start, probe the suffix. */
+	while (i) {
+		h = (h ^ (uint8_t)name[--i]) * FNV_PRIME;
+		if (i == 0 || name[i - 1] == '.') {
+			size_t at = find(d, mix(h), name + i, len - i);
+			unsigned f;
+
+			if (!d->hash[at])
+				continue;
+			f = d->slot[at] >> OFF_BITS;
+			if (f & (i == 0 ? DOM_EXACT : DOM_BELOW))
+				return true;
+		}
+	}
+	return false;
+}
+
+size_t domset_count(const struct domset *d)
+{
+	return d->n;
+}
+
+size_t domset_bytes(const struct domset *d)
+{
+	return sizeof(*d) + d->cap * (sizeof(*d->hash) + sizeof(*d->slot)) +
+	       d->arena_cap;
+}
+
+int domset_walk(const struct domset *d, domset_walk_fn fn, void *arg)
+{
+	size_t at = 0;
+	int r = 0;
+
+	while (!r && at < d->used) {
+		const char *s = d->arena + at;
+		size_t len = strlen(s);
+		size_t i = find(d, hash_name(s, len), s, len);
+
+		r = fn(arg, s, d->slot[i] >> OFF_BITS);
+		at += len + 1;
+	}
+	return r;
+}
+
+int domset_pattern(const char *text, size_t len, char *name, unsigned *flags,
+		   const char **why)
+{
+	struct name_out o;
+	size_t i;
+
+	*flags = DOM_EXACT;
+	if (len >= 2 && text[0] == '*' && text[1] == '.') {
+		*flags = DOM_BELOW;
+		text += 2;
+		len -= 2;
+	} else if (len >= 1 && text[0] == '.') {
+		*flags = DOM_EXACT | DOM_BELOW;
+		text++;
+		len--;
+	}
+	for (i = 0; i < len; i++) {
+		if ((unsigned char)text[i] >= 0x80) {
+			*why = "not an ASCII name: write the A-label "
+			       "(xn--..., e.g. from idn2)";
+			return -EINVAL;
+		}
+	}
+	if (memchr(text, '*', len)) {
+		*why = "'*' only as \"*.\" at the start";
+		return -EINVAL;
+	}
+	for (i = 0; i < len; i++) {
+		char c = text[i];
+
+		if (!(c == '-' || c == '_' || c == '.' ||
+		      (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+		      (c >= 'A' && c <= 'Z'))) {
+			*why = "not a domain name: letters, digits, '-', '_' "
+			       "and dots only";
+			return -EINVAL;
+		}
+	}
+	if (name_normalize(text, len, &o) < 0) {
+		*why = "not a domain name: labels of 1-63 printable "
+		       "characters, 253 in all, no blanks";
+		return -EINVAL;
+	}
+	memcpy(name, o.name, (size_t)o.len + 1);
+	return 0;
+}
+
+void domset_pattern_text(const char *name, unsigned flags, char *out)
+{
+	const char *pre = flags == DOM_BELOW ? "*." :
+			  flags == (DOM_EXACT | DOM_BELOW) ? "." : "";
+
+	strcpy(out, pre);
+	strcat(out, name);
+}

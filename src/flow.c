@@ -1,0 +1,478 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* flow.c - the per-queue flow table that gathers first bytes for names. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow.h"
+
+#define WAYS 8			/* flows a bucket holds */
+
+enum flow_state { FL_FREE, FL_GATHER, FL_DONE };
+
+struct flow {
+	uint64_t h;		/* key hash */
+	uint8_t key[37];	/* proto, client addr+port, server addr+port */
+	uint8_t state;		/* enum flow_state */
+	bool dropped;
+	bool quic;
+	uint64_t last_ns;
+	uint32_t isn;		/* TCP: the client's first data byte's seq */
+	uint32_t judged;	/* TCP: client bytes the name stands for */
+	uint8_t *mem;		/* FL_GATHER: the stream's buffers */
+	struct name_stream st;
+	struct pkt_names names;	/* FL_DONE: the answer */
+};
+
+struct flowtab {
+	struct flow *f;
+	size_t n_buckets;
+	uint64_t timeout_ns;
+	struct flow_counters c;
+};
+
+struct flowtab *flowtab_new(size_t size, unsigned timeout_s)
+{
+	struct flowtab *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->n_buckets = size / WAYS ? size / WAYS : 1;
+	t->timeout_ns = (uint64_t)timeout_s * 1000000000ull;
+	t->f = calloc(t->n_buckets * WAYS, sizeof(*t->f));
+	if (!t->f) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static void flow_clear(struct flowtab *t, struct flow *f)
+{
+	if (f->mem) {
+		free(f->mem);
+		t->c.pending--;
+	}
+	if (f->state != FL_FREE)
+		t->c.flows--;
+	memset(f, 0, sizeof(*f));
+}
+
+void flowtab_free(struct flowtab *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n_buckets * WAYS; i++)
+		free(t->f[i].mem);
+	free(t->f);
+	free(t);
+}
+
+const struct flow_counters *flowtab_counters(const struct flowtab *t)
+{
+	return &t->c;
+}
+
+static void set(struct pkt_names *o, uint8_t state, uint8_t proto)
+{
+	o->state = state;
+	o->proto = proto;
+	o->n.len = 0;
+	o->n.name[0] = '\0';
+	o->n.ech = false;
+	o->n.qtype = 0;
+}
+
+/* The transport payload in the copy: its start, bytes copied and bytes in
+ * the packet; false when the transport header is not all there. */
+static bool l4_payload(const struct pkt *p, const uint8_t **data,
+		       uint32_t *copied, uint32_t *len)
+{
+	const uint8_t *th;
+	uint32_t hl;
+
+	if (p->l4 != PKT_PRESENT || p->fragment || !p->payload)
+		return false;
+	th = p->payload + (p->payload_len - p->th_copied);
+	if (p->l4proto == IPPROTO_UDP)
+		hl = 8;
+	else if (p->th_copied >= 13)
+		hl = (uint32_t)(th[12] >> 4) * 4;
+	else
+		return false;
+	if (hl < (p->l4proto == IPPROTO_UDP ? 8u : 20u) || p->th_copied < hl ||
+	    p->th_len < hl)
+		return false;
+	*data = th + hl;
+	*copied = p->th_copied - hl;
+	*len = p->th_len - hl;
+	return true;
+}
+
+static void from_result(struct pkt_names *o, enum name_result r,
+			uint8_t proto, const struct name_out *n)
+{
+	switch (r) {
+	case NAME_DONE:
+		set(o, PKT_PRESENT, proto);
+		o->n = *n;
+		break;
+	case NAME_NOT:
+		set(o, PKT_ABSENT, NP_NONE);
+		break;
+	case NAME_MORE:
+		set(o, NAMES_PENDING, proto);
+		break;
+	case NAME_BAD:
+		set(o, PKT_INCOMPLETE, proto);
+		break;
+	}
+}
+
+void flow_packet_names(const struct pkt *p, struct pkt_names *o)
+{
+	const uint8_t *d;
+	uint32_t copied, len;
+	struct name_out n;
+	enum name_result r;
+
+	set(o, PKT_ABSENT, NP_NONE);
+	if (p->l4 == PKT_INCOMPLETE) {
+		set(o, PKT_INCOMPLETE, NP_NONE);
+		return;
+	}
+	if (p->l4proto != IPPROTO_UDP && p->l4proto != IPPROTO_TCP)
+		return;
+	if (!l4_payload(p, &d, &copied, &len)) {
+		set(o, PKT_INCOMPLETE, NP_NONE);
+		return;
+	}
+	if (p->l4proto != IPPROTO_UDP || p->dport != DNS_PORT)
+		return;
+	r = name_dns_udp(d, copied, &n);
+	if (r == NAME_BAD && copied < len)
+		r = NAME_BAD;	/* cut by copy-range: unseen, not absent */
+	from_result(o, r == NAME_MORE ? NAME_BAD : r, NP_DNS, &n);
+}
+
+/* The flow key: protocol, then client and server address and port. */
+static void make_key(const struct pkt *p, bool from_client, uint8_t key[37])
+{
+	const uint8_t *ca = from_client ? p->saddr : p->daddr;
+	const uint8_t *sa = from_client ? p->daddr : p->saddr;
+	uint16_t cp = from_client ? p->sport : p->dport;
+	uint16_t sp = from_client ? p->dport : p->sport;
+
+	key[0] = p->l4proto;
+	memcpy(key + 1, ca, 16);
+	key[17] = (uint8_t)(cp >> 8);
+	key[18] = (uint8_t)cp;
+	memcpy(key + 19, sa, 16);
+	key[35] = (uint8_t)(sp >> 8);
+	key[36] = (uint8_t)sp;
+}
+
+static uint64_t hash_key(const uint8_t key[37])
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (unsigned i = 0; i < 37; i++)
+		h = (h ^ key[i]) * 0x100000001b3ull;
+	h ^= h >> 29;
+	return h ? h : 1;
+}
+
+static struct flow *lookup(struct flowtab *t, const uint8_t key[37],
+			   uint64_t h, uint64_t now)
+{
+	struct flow *b = &t->f[(h % t->n_buckets) * WAYS];
+
+	for (unsigned i = 0; i < WAYS; i++) {
+		struct flow *f = &b[i];
+
+		if (f->state == FL_FREE || f->h != h || memcmp(f->key, key, 37))
+			continue;
+		if (now - f->last_ns > t->timeout_ns) {
+			flow_clear(t, f);	/* idle too long: forgotten */
+			return NULL;
+		}
+		return f;
+	}
+	return NULL;
+}
+
+/* A fresh flow for KEY: a free or idle slot, else the bucket's least
+ * recently seen (an eviction). */
+static struct flow *insert(struct flowtab *t, const uint8_t key[37],
+			   uint64_t h, uint64_t now)
+{
+	struct flow *b = &t->f[(h % t->n_buckets) * WAYS], *v = &b[0];
+
+	for (unsigned i = 0; i < WAYS; i++) {
+		struct flow *f = &b[i];
+
+		if (f->state == FL_FREE || now - f->last_ns > t->timeout_ns) {
+			v = f;
+			break;
+		}
+		if (f->last_ns < v->last_ns)
+			v = f;
+	}
+	if (v->state != FL_FREE && now - v->last_ns <= t->timeout_ns)
+		t->c.evictions++;
+	t->c.created++;
+	flow_clear(t, v);
+	v->h = h;
+	memcpy(v->key, key, 37);
+	v->state = FL_GATHER;
+	v->last_ns = now;
+	t->c.flows++;
+	return v;
+}
+
+static void finish(struct flowtab *t, struct flow *f,
+		   const struct pkt_names *n)
+{
+	if (n->proto == NP_DNS && n->state == PKT_PRESENT && f->mem &&
+	    f->st.contig >= 2)
+		f->judged = 2u + (uint32_t)(f->st.buf[0] << 8 | f->st.buf[1]);
+	if (f->mem) {
+		free(f->mem);
+		f->mem = NULL;
+		t->c.pending--;
+	}
+	f->state = FL_DONE;
+	f->names = *n;
+	if (n->state == PKT_PRESENT)
+		t->c.names++;
+	else if (n->state == PKT_INCOMPLETE)
+		t->c.incomplete++;
+}
+
+/* A gathering buffer for F; false when too many flows gather at once. */
+static bool gather_buf(struct flowtab *t, struct flow *f)
+{
+	if (f->mem)
+		return true;
+	if (t->c.pending >= FLOW_PENDING_MAX)
+		return false;
+	f->mem = malloc(name_stream_bytes(FLOW_GATHER));
+	if (!f->mem)
+		return false;
+	t->c.pending++;
+	name_stream_init(&f->st, f->mem, FLOW_GATHER);
+	return true;
+}
+
+static enum name_result parse_stream(const struct flow *f, uint16_t dport,
+				     struct name_out *n, uint8_t *proto)
+{
+	const uint8_t *d = f->st.buf;
+	size_t len = f->st.contig;
+
+	if (f->quic) {
+		*proto = NP_TLS;
+		return name_tls_handshake(d, len, n);
+	}
+	if (dport == DNS_PORT) {
+		*proto = NP_DNS;
+		return name_dns_tcp(d, len, n);
+	}
+	if (len && d[0] == 0x16) {
+		*proto = NP_TLS;
+		return name_tls_stream(d, len, n);
+	}
+	*proto = NP_HTTP;
+	return name_http_host(d, len, n);
+}
+
+/* New bytes at OFF for gathering flow F: settle it if they tell. */
+static void gather(struct flowtab *t, struct flow *f, uint64_t off,
+		   const uint8_t *d, uint32_t n, bool cut,
+		   struct pkt_names *o)
+{
+	struct name_out name;
+	enum name_result r;
+	uint8_t proto = NP_NONE;
+	int rc;
+
+	if (!gather_buf(t, f)) {
+		set(o, PKT_INCOMPLETE, NP_NONE);
+		finish(t, f, o);
+		return;
+	}
+	rc = name_stream_put(&f->st, off, d, n);
+	if (rc < 0) {		/* a retransmission with other bytes */
+		set(o, PKT_INCOMPLETE, NP_NONE);
+		finish(t, f, o);
+		return;
+	}
+	r = parse_stream(f, (uint16_t)(f->key[35] << 8 | f->key[36]), &name,
+			 &proto);
+	if (r == NAME_MORE && (cut || f->st.contig == f->st.cap))
+		r = NAME_BAD;	/* past the copy or the limit: unseen */
+	from_result(o, r, proto, &name);
+	if (r != NAME_MORE)
+		finish(t, f, o);
+}
+
+static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
+		      struct pkt_names *o, struct flow **fp)
+{
+	uint8_t key[37];
+	const uint8_t *d;
+	uint32_t copied, len, seq;
+	bool syn = (p->tcp_flags & (TCPF_SYN | TCPF_ACK)) == TCPF_SYN;
+	bool from_client = true;
+	struct flow *f;
+	uint64_t h;
+
+	if (!l4_payload(p, &d, &copied, &len)) {
+		set(o, PKT_INCOMPLETE, NP_NONE);
+		return;
+	}
+	make_key(p, true, key);
+	h = hash_key(key);
+	f = lookup(t, key, h, now);
+	if (!f && !syn) {
+		make_key(p, false, key);
+		h = hash_key(key);
+		f = lookup(t, key, h, now);
+		from_client = false;
+	}
+	{
+		const uint8_t *th = p->payload + (p->payload_len - p->th_copied);
+
+		seq = (uint32_t)th[4] << 24 | (uint32_t)th[5] << 16 |
+		      (uint32_t)th[6] << 8 | th[7];
+	}
+	if (syn) {
+		/* A retransmitted SYN leaves the flow as it is; another
+		 * sequence number is a new connection on the same ports. */
+		if (f && f->isn == seq + 1)
+			goto known;
+		if (f)
+			flow_clear(t, f);
+		f = insert(t, key, h, now);
+		f->isn = seq + 1;
+		f->last_ns = now;
+		*fp = f;
+		set(o, NAMES_PENDING, NP_NONE);
+		return;
+	}
+	if (!f) {		/* never seen its SYN: state lost */
+		set(o, PKT_INCOMPLETE, NP_NONE);
+		t->c.incomplete++;
+		return;
+	}
+known:
+	f->last_ns = now;
+	*fp = f;
+	if (f->state == FL_DONE) {
+		*o = f->names;
+		/* DNS over TCP: a later query on the connection is not the
+		 * one judged; it cannot be read without following every
+		 * message, so it is INCOMPLETE (nfqd.conf(5) NAMES). */
+		if (o->proto == NP_DNS && from_client && len &&
+		    (uint32_t)(seq - f->isn) + len > f->judged)
+			set(o, PKT_INCOMPLETE, NP_DNS);
+		return;
+	}
+	set(o, NAMES_PENDING, NP_NONE);
+	if (!from_client || len == 0)
+		return;
+	gather(t, f, (uint32_t)(seq - f->isn), d, copied, copied < len, o);
+	/* The segment that completes a DNS query and goes on (a second
+	 * query behind it) is not judged on the first alone. */
+	if (f->state == FL_DONE && o->proto == NP_DNS &&
+	    o->state == PKT_PRESENT && (uint32_t)(seq - f->isn) + len > f->judged)
+		set(o, PKT_INCOMPLETE, NP_DNS);
+}
+
+static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
+		      struct pkt_names *o, struct flow **fp)
+{
+	static __thread struct quic_initial q;
+	uint8_t key[37];
+	const uint8_t *d;
+	uint32_t copied, len;
+	struct flow *f;
+	enum name_result r;
+	uint64_t h;
+
+	flow_packet_names(p, o);
+	if (o->proto == NP_DNS || !l4_payload(p, &d, &copied, &len) ||
+	    p->dport == DNS_PORT)
+		return;
+	make_key(p, true, key);
+	h = hash_key(key);
+	f = lookup(t, key, h, now);
+	if (f && f->state == FL_DONE) {
+		f->last_ns = now;
+		*fp = f;
+		*o = f->names;
+		return;
+	}
+	r = copied >= 1 && (d[0] & 0x80) ? name_quic_initial(d, copied, &q) :
+					      NAME_NOT;
+	if (r == NAME_NOT && f) {	/* other packets of a pending flow */
+		f->last_ns = now;
+		*fp = f;
+		set(o, NAMES_PENDING, NP_TLS);
+		return;
+	}
+	if (r == NAME_NOT)
+		return;		/* not a QUIC Initial: no name */
+	if (r == NAME_BAD) {
+		set(o, PKT_INCOMPLETE, NP_TLS);
+		t->c.incomplete++;
+		return;
+	}
+	if (!f)
+		f = insert(t, key, h, now);
+	f->quic = true;
+	f->last_ns = now;
+	*fp = f;
+	set(o, NAMES_PENDING, NP_TLS);
+	for (unsigned i = 0; i < q.n_frames && f->state == FL_GATHER; i++)
+		gather(t, f, q.frames[i].offset, q.plain + q.frames[i].pos,
+		       q.frames[i].len, copied < len, o);
+	if (f->state == FL_DONE)
+		*o = f->names;
+}
+
+void *flow_names(struct flowtab *t, const struct pkt *p, uint64_t now_ns,
+		 struct pkt_names *out, enum flow_fate *fate)
+{
+	struct flow *f = NULL;
+	const uint8_t *d;
+	uint32_t copied, len;
+
+	*fate = FLOW_JUDGE;
+	set(out, PKT_ABSENT, NP_NONE);
+	if (p->l4 == PKT_INCOMPLETE) {
+		set(out, PKT_INCOMPLETE, NP_NONE);
+		return NULL;
+	}
+	if (p->l4 != PKT_PRESENT || p->fragment)
+		return NULL;
+	if (p->l4proto == IPPROTO_TCP)
+		tcp_names(t, p, now_ns, out, &f);
+	else if (p->l4proto == IPPROTO_UDP)
+		udp_names(t, p, now_ns, out, &f);
+	if (f && f->dropped) {
+		*fate = FLOW_DROP;
+		if (p->l4proto == IPPROTO_TCP &&
+		    (p->tcp_flags & (TCPF_FIN | TCPF_RST)) &&
+		    l4_payload(p, &d, &copied, &len) && len == 0)
+			*fate = FLOW_PASS;
+	}
+	return f;
+}
+
+void flow_note_drop(void *f)
+{
+	if (f)
+		((struct flow *)f)->dropped = true;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * name_dns.c - the question of a DNS query (RFC 1035 4.1): the name in
+ * wire form, uncompressed, and its type. A query's name has no
+ * compression pointer, so one is refused rather than followed: no loop,
+ * no pointer past the end can be reached.
+ */
+#include <string.h>
+
+#include "names.h"
+
+#define DNS_HDR 12
+
+static uint16_t rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/*
+ * The wire-form name at P (LEN bytes left) into OUT in presentation form;
+ * its wire length, or -1 (malformed, compressed, past LEN).
+ */
+static int wire_name(const uint8_t *p, size_t len, struct name_out *out)
+{
+	char text[NAME_MAX_LEN + 2];
+	size_t at = 0, tl = 0;
+
+	for (;;) {
+		uint8_t l;
+
+		if (at >= len)
+			return -1;
+		l = p[at++];
+		if (l == 0)
+			break;
+		if (l > 63 || l > len - at)	/* pointers: 0xc0; 0x40/0x80 */
+			return -1;
+		if (tl + l + 1 > NAME_MAX_LEN + 1)
+			return -1;
+		if (memchr(p + at, '.', l))	/* not one presentation name */
+			return -1;
+		memcpy(text + tl, p + at, l);
+		tl += l;
+		text[tl++] = '.';
+		at += l;
+	}
+	out->len = 0;
+	out->name[0] = '\0';
+	if (tl && name_normalize(text, tl, out) < 0)
+		return -1;
+	return (int)at;
+}
+
+enum name_result name_dns_udp(const uint8_t *p, size_t len,
+			      struct name_out *out)
+{
+	int n;
+
+	memset(out, 0, sizeof(*out));
+	if (len < DNS_HDR)
+		return NAME_BAD;
+	if (p[2] & 0x80)
+		return NAME_NOT;	/* QR: a response */
+	if (rd16(p + 4) != 1)
+		return NAME_BAD;	/* QDCOUNT: exactly one question */
+	n = wire_name(p + DNS_HDR, len - DNS_HDR, out);
+	if (n < 0 || len - DNS_HDR - (size_t)n < 4)
+		return NAME_BAD;
+	out->qtype = rd16(p + DNS_HDR + n);
+	return NAME_DONE;
+}
+
+enum name_result name_dns_tcp(const uint8_t *p, size_t len,
+			      struct name_out *out)
+{
+	size_t mlen;
+
+	memset(out, 0, sizeof(*out));
+	if (len < 2)
+		return NAME_MORE;
+	mlen = rd16(p);
+	if (len - 2 < mlen)
+		return NAME_MORE;
+	return name_dns_udp(p + 2, mlen, out);
+}

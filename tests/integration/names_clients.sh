@@ -1,0 +1,152 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# names_clients.sh - name matches (nfqd.conf(5) NAMES) against real clients
+# and servers in namespaces: curl and openssl s_client to a threaded TLS
+# server (Python's ssl, i.e. OpenSSL) and, last, to an openssl s_server
+# (TLS SNI over TCP), curl to a Python HTTP server (Host), kdig over UDP
+# and TCP to a scripted resolver (DNS query names). A blocklist names
+# .blocked.test and exact.test: every blocked name fails, every other
+# name works, before and after the blocked attempts. (s_server serves one
+# connection at a time and a blocked client's connection stays open,
+# its ClientHello dropped, so it is tried last.)
+. "$TOP_SRCDIR/tests/lib.sh"
+
+require_root
+require_cmd ip iptables openssl curl kdig
+[ -x /usr/bin/python3 ] || skip "needs /usr/bin/python3"
+
+ns_setup
+in_b iptables -A INPUT -i vb -j NFQUEUE --queue-num 0 || fail "NFQUEUE rule"
+
+# A self-signed certificate for the TLS server.
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=test \
+	-keyout "$TMP/key.pem" -out "$TMP/cert.pem" >/dev/null 2>&1 ||
+	fail "openssl req"
+
+# Servers in B: TLS on 443, HTTP on 80, DNS on 53 (UDP and TCP),
+# openssl s_server on 4433.
+cat >"$TMP/tls.py" <<'EOF'
+import http.server, ssl, sys
+srv = http.server.ThreadingHTTPServer(("192.0.2.2", 443),
+                                      http.server.SimpleHTTPRequestHandler)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(sys.argv[1], sys.argv[2])
+srv.socket = ctx.wrap_socket(srv.socket, server_side=True,
+                             do_handshake_on_connect=False)
+srv.serve_forever()
+EOF
+ip netns exec "$NS_B" /usr/bin/python3 "$TMP/tls.py" "$TMP/cert.pem" \
+	"$TMP/key.pem" >"$TMP/tls.log" 2>&1 &
+bg_pid $!
+ip netns exec "$NS_B" openssl s_server -accept 4433 -cert "$TMP/cert.pem" \
+	-key "$TMP/key.pem" -www -quiet >"$TMP/s_server.log" 2>&1 &
+bg_pid $!
+ip netns exec "$NS_B" /usr/bin/python3 -m http.server 80 --bind 192.0.2.2 \
+	--directory "$TMP" >"$TMP/http.log" 2>&1 &
+bg_pid $!
+cat >"$TMP/dns.py" <<'EOF'
+# Answers every A query with 192.0.2.2, over UDP and TCP (port 53).
+import socket, struct, threading
+
+def answer(q):
+    hdr = q[:2] + b"\x81\x80" + q[4:6] + b"\x00\x01\x00\x00\x00\x00"
+    end = 12
+    while q[end]:
+        end += q[end] + 1
+    end += 5
+    rr = b"\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04" + bytes([192, 0, 2, 2])
+    return hdr + q[12:end] + rr
+
+def udp():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("192.0.2.2", 53))
+    while True:
+        q, a = s.recvfrom(4096)
+        s.sendto(answer(q), a)
+
+def tcp():
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("192.0.2.2", 53))
+    s.listen(16)
+    while True:
+        c, _ = s.accept()
+        c.settimeout(5)
+        try:
+            n = struct.unpack(">H", c.recv(2, socket.MSG_WAITALL))[0]
+            r = answer(c.recv(n, socket.MSG_WAITALL))
+            c.sendall(struct.pack(">H", len(r)) + r)
+        except Exception:
+            pass
+        c.close()
+
+threading.Thread(target=tcp, daemon=True).start()
+udp()
+EOF
+ip netns exec "$NS_B" /usr/bin/python3 "$TMP/dns.py" >"$TMP/dns.log" 2>&1 &
+bg_pid $!
+echo hello >"$TMP/index.html"
+
+conf=$(conf_file nfqd.conf <<EOF
+options {
+	queues { 0 };
+	copy-range 65531;
+	stats-file "$TMP/stats";
+	control-socket "$TMP/nfqd.sock";
+	incomplete-verdict drop;
+}
+set blk { type domain; elements = { ".blocked.test", "exact.test" }; }
+hook input {
+	policy accept;
+	tls sni @blk drop;
+	http host @blk drop;
+	dns qname @blk drop;
+}
+EOF
+)
+start_nfqd "$NS_B" "$conf"
+wait_bound "$NS_B" 0
+
+# Wait for the servers (polling, 10 s at most).
+for i in $(seq 1 100); do
+	in_a curl -sk -m 2 --resolve ok.test:443:192.0.2.2 \
+		https://ok.test/ >/dev/null 2>&1 &&
+	in_a curl -s -m 2 --resolve ok.test:80:192.0.2.2 \
+		http://ok.test/index.html >/dev/null 2>&1 &&
+	in_a kdig +short +time=1 +retry=0 @192.0.2.2 ok.test A 2>/dev/null |
+		grep -q 192.0.2.2 && break
+	[ "$i" = 100 ] && fail "servers not reachable through nfqd: $(cat "$TMP/nfqd.log")"
+	sleep 0.1
+done
+
+tls_ok() { in_a curl -sk -m 3 --resolve "$1:443:192.0.2.2" "https://$1/" >/dev/null 2>&1; }
+http_ok() { in_a curl -s -m 3 --resolve "$1:80:192.0.2.2" "http://$1/index.html" >/dev/null 2>&1; }
+dns_ok() { in_a kdig +short +time=2 +retry=0 ${2:-} @192.0.2.2 "$1" A 2>/dev/null | grep -q 192.0.2.2; }
+sclient_ok() {
+	echo | in_a timeout 5 openssl s_client -connect "192.0.2.2:$2" \
+		-servername "$1" >"$TMP/s_client.out" 2>&1
+	grep -q "BEGIN CERTIFICATE" "$TMP/s_client.out"
+}
+
+for round in 1 2; do
+	for n in ok.test www.allowed.test Exact.test.x blocked.test.com; do
+		tls_ok "$n" || fail "round $round: TLS to allowed $n failed"
+		http_ok "$n" || fail "round $round: HTTP to allowed $n failed"
+		dns_ok "$n" || fail "round $round: DNS (UDP) for allowed $n failed"
+		dns_ok "$n" +tcp || fail "round $round: DNS (TCP) for allowed $n failed"
+		sclient_ok "$n" 443 || fail "round $round: s_client to allowed $n failed"
+	done
+	for n in blocked.test a.b.BLOCKED.test exact.test; do
+		tls_ok "$n" && fail "round $round: TLS to blocked $n connected"
+		http_ok "$n" && fail "round $round: HTTP to blocked $n connected"
+		dns_ok "$n" && fail "round $round: DNS (UDP) for blocked $n answered"
+		dns_ok "$n" +tcp && fail "round $round: DNS (TCP) for blocked $n answered"
+		sclient_ok "$n" 443 && fail "round $round: s_client to blocked $n got a certificate"
+	done
+	log "round $round: allowed names connect, blocked ones do not"
+done
+sclient_ok www.allowed.test 4433 || fail "s_client to s_server as www.allowed.test failed"
+sclient_ok www.blocked.test 4433 && fail "s_client to s_server as www.blocked.test got a certificate"
+log "openssl s_client and s_server: allowed connects, blocked does not"
+stop_nfqd
+log "ok"

@@ -1,0 +1,311 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# names_crafted.sh - hostile ClientHellos, DNS queries and QUIC Initials,
+# crafted with scapy and sent on the veth, against "tls sni @blk drop" and
+# "dns qname @blk drop" with incomplete-verdict drop (nfqd.conf(5) NAMES).
+# Each TCP case is a SYN and data segments of its own connection (its own
+# source port); nfqd's accepted/dropped/incomplete counters must come out
+# exactly as the cases add up:
+#   - a real ClientHello (OpenSSL's, via Python's ssl) for a blocked name
+#     split at EVERY byte boundary into two segments: SYN and the first
+#     segment accepted (the name still coming), the second dropped;
+#   - the same, second segment first (out of order), and overlapping;
+#   - an allowed name split likewise: all accepted;
+#   - a retransmission with other bytes: incomplete, dropped;
+#   - a retransmission of the dropped segment, later data: dropped;
+#   - two server names, an extension length that overruns, a ClientHello
+#     in several records (blocked): dropped (the first two incomplete);
+#   - DNS: a compression loop and a pointer past the end (incomplete,
+#     dropped), a blocked query (dropped), an allowed one (accepted);
+#   - DNS over TCP: a blocked query after an allowed one on the same
+#     connection, in its own segment or behind it (incomplete, dropped);
+#   - QUIC: an Initial whose tag fails (incomplete, dropped);
+#   - a flood of half-open handshakes, then a reload with another
+#     flow-table-size (below).
+. "$TOP_SRCDIR/tests/lib.sh"
+
+require_root
+require_cmd ip iptables
+[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import scapy' 2>/dev/null ||
+	skip "needs /usr/bin/python3 with scapy (python3-scapy)"
+
+ns_setup
+in_b iptables -A INPUT -i vb -j NFQUEUE --queue-num 0 || fail "NFQUEUE rule"
+# A's kernel answers B's SYN-ACKs and RSTs with RSTs: keep them off the count.
+in_a iptables -A OUTPUT -p tcp --tcp-flags RST RST -j DROP || fail "RST rule"
+
+SOCK="$TMP/nfqd.sock"
+conf=$(conf_file nfqd.conf <<EOF
+options {
+	queues { 0 };
+	copy-range 65531;
+	stats-file "$TMP/stats";
+	control-socket "$SOCK";
+	incomplete-verdict drop;
+	flow-table-size 8192;
+}
+set blk { type domain; elements = { ".blocked.test" }; }
+hook input {
+	policy accept;
+	tls sni @blk drop;
+	dns qname @blk drop;
+}
+EOF
+)
+start_nfqd "$NS_B" "$conf"
+wait_bound "$NS_B" 0
+
+cat >"$TMP/send.py" <<'EOF'
+import logging, ssl, struct, sys
+logging.getLogger("scapy").setLevel(logging.ERROR)
+from scapy.all import Ether, IP, TCP, UDP, Raw, conf, sendp
+
+conf.verb = 0
+mac = sys.argv[1]
+out = []
+want = {"accepted": 0, "dropped": 0, "incomplete": 0}
+port = [20000]
+
+
+def hello(name):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    i, o = ssl.MemoryBIO(), ssl.MemoryBIO()
+    s = ctx.wrap_bio(i, o, server_hostname=name)
+    try:
+        s.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    return o.read()
+
+
+def conn(segs, acc, drop, inc=0, dport=443):
+    """A SYN, then (offset, bytes) segments; what nfqd must do."""
+    port[0] += 1
+    sp, isn = port[0], 1000
+    base = Ether(dst=mac) / IP(src="192.0.2.1", dst="192.0.2.2")
+    out.append(base / TCP(sport=sp, dport=dport, flags="S", seq=isn))
+    for off, data in segs:
+        out.append(base / TCP(sport=sp, dport=dport, flags="PA",
+                              seq=isn + 1 + off, ack=1) / Raw(data))
+    want["accepted"] += acc
+    want["dropped"] += drop
+    want["incomplete"] += inc
+
+
+blocked, allowed = hello("www.blocked.test"), hello("www.allowed.test")
+n = len(blocked)
+for k in range(1, n):
+    conn([(0, blocked[:k]), (k, blocked[k:])], 2, 1)
+for k in range(1, n, 7):
+    conn([(k, blocked[k:]), (0, blocked[:k])], 2, 1)          # out of order
+    if k + 5 < n:                                             # overlapping
+        conn([(0, blocked[:k + 5]), (k, blocked[k:])], 2, 1)
+for k in range(1, len(allowed), 11):
+    conn([(0, allowed[:k]), (k, allowed[k:])], 3, 0)
+# a retransmission with other bytes
+k = n // 2
+other = bytes(b ^ 0x55 for b in blocked[:k])
+conn([(0, blocked[:k]), (0, other)], 2, 1, 1)
+# after the drop: the segment again, and more data
+conn([(0, blocked[:k]), (k, blocked[k:]), (k, blocked[k:]),
+      (n, b"later data")], 2, 3)
+
+# hand-made ClientHellos (records of one handshake message)
+def ch(exts):
+    body = b"\x03\x03" + bytes(32) + b"\x00" + b"\x00\x02\x13\x01" + b"\x01\x00"
+    body += struct.pack(">H", len(exts)) + exts
+    hs = b"\x01" + struct.pack(">I", len(body))[1:] + body
+    return hs
+
+
+def sni(*names):
+    lst = b"".join(b"\x00" + struct.pack(">H", len(x)) + x for x in names)
+    data = struct.pack(">H", len(lst)) + lst
+    return b"\x00\x00" + struct.pack(">H", len(data)) + data
+
+
+def records(hs, size):
+    return b"".join(b"\x16\x03\x01" + struct.pack(">H", len(hs[i:i + size]))
+                    + hs[i:i + size] for i in range(0, len(hs), size))
+
+
+conn([(0, records(ch(sni(b"a.test", b"b.test")), 16384))], 1, 1, 1)
+bad = bytearray(records(ch(sni(b"x.test")), 16384))
+bad[-10] += 1     # the server_name extension's length overruns
+conn([(0, bytes(bad))], 1, 1, 1)
+conn([(0, records(ch(sni(b"www.blocked.test")), 10))], 1, 1)
+conn([(0, records(ch(sni(b"www.allowed.test")), 10))], 2, 0)
+
+# DNS over UDP
+def q(name, ptr=None):
+    b = struct.pack(">HHHHHH", 7, 0x0100, 1, 0, 0, 0)
+    if ptr is not None:
+        b += ptr
+    else:
+        for l in name.split("."):
+            b += bytes([len(l)]) + l.encode()
+        b += b"\x00"
+    return b + b"\x00\x01\x00\x01"
+
+
+udp = Ether(dst=mac) / IP(src="192.0.2.1", dst="192.0.2.2") / UDP(sport=5353, dport=53)
+for payload, acc, drop, inc in ((q("", b"\xc0\x0c"), 0, 1, 1),
+                                (q("", b"\xc3\xff"), 0, 1, 1),
+                                (q("ads.blocked.test"), 0, 1, 0),
+                                (q("www.allowed.test"), 1, 0, 0)):
+    out.append(udp / Raw(payload))
+    want["accepted"] += acc
+    want["dropped"] += drop
+    want["incomplete"] += inc
+
+# DNS over TCP: an allowed query, then a blocked one on the same
+# connection (a later segment, or behind the first in one segment):
+# INCOMPLETE, not judged on the first query's name.
+def tq(name):
+    m = q(name)
+    return struct.pack(">H", len(m)) + m
+
+
+q1, q2 = tq("www.allowed.test"), tq("ads.blocked.test")
+conn([(0, q1), (len(q1), q2)], 2, 1, 1, dport=53)
+conn([(0, q1 + q2)], 1, 1, 1, dport=53)
+conn([(0, tq("x.blocked.test"))], 1, 1, 0, dport=53)
+
+# QUIC: a v1 Initial header with garbage where the protected payload is
+qi = (b"\xc3\x00\x00\x00\x01\x08" + bytes(range(8)) + b"\x00\x00" +
+      struct.pack(">H", 0x4000 | 1180) + bytes(1180))
+out.append(Ether(dst=mac) / IP(src="192.0.2.1", dst="192.0.2.2") /
+           UDP(sport=40000, dport=443) / Raw(qi))
+want["dropped"] += 1
+want["incomplete"] += 1
+
+sendp(out, iface="va")
+print(len(out), want["accepted"], want["dropped"], want["incomplete"])
+EOF
+set -- $(in_a /usr/bin/python3 "$TMP/send.py" "$(in_b cat /sys/class/net/vb/address)") ||
+	fail "send.py"
+total=$1 acc=$2 drop=$3 inc=$4
+log "sent $total packets: want $acc accepted, $drop dropped, $inc incomplete"
+
+counters() {
+	"$NFQD_CTL" -s "$SOCK" -j stats | /usr/bin/python3 -c '
+import json, sys
+q = json.load(sys.stdin)["queues"][0]
+print(q["packets"], q["accepted"], q["dropped"], q["incomplete"])'
+}
+for i in $(seq 1 100); do
+	set -- $(counters)
+	[ "$1" -ge "$total" ] && break
+	sleep 0.1
+done
+[ "$1" -eq "$total" ] || fail "nfqd saw $1 packets of $total"
+[ "$2" -eq "$acc" ] && [ "$3" -eq "$drop" ] && [ "$4" -eq "$inc" ] ||
+	fail "accepted/dropped/incomplete $2/$3/$4, want $acc/$drop/$inc"
+log "ok: $2 accepted, $3 dropped, $4 incomplete, as the cases add up"
+
+# A flood of half-open handshakes from random sources: a SYN and the first
+# half of a ClientHello each, more flows than the table holds
+# (flow-table-size 8192) and
+# more gathering than it allows (4096), for a blocked name. The table
+# stays within its bounds, evictions are counted, and no second half of the
+# first flows is accepted: those whose state is gone (evicted, or never
+# gathered for want of room) are INCOMPLETE, the others blocked by name.
+cat >"$TMP/flood.py" <<'EOF'
+import logging, random, ssl, sys
+logging.getLogger("scapy").setLevel(logging.ERROR)
+from scapy.all import Ether, IP, TCP, Raw, conf, sendp
+
+conf.verb = 0
+mac, n, phase = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+i, o = ssl.MemoryBIO(), ssl.MemoryBIO()
+s = ctx.wrap_bio(i, o, server_hostname="www.blocked.test")
+try:
+    s.do_handshake()
+except ssl.SSLWantReadError:
+    pass
+ch = o.read()
+k = len(ch) // 2
+random.seed(7)
+out = []
+for j in range(n):
+    src = "10.%d.%d.%d" % (random.randrange(256), random.randrange(256),
+                          random.randrange(1, 255))
+    base = Ether(dst=mac) / IP(src=src, dst="192.0.2.2")
+    sp = 1024 + j % 60000
+    if phase == "open":
+        out.append(base / TCP(sport=sp, dport=443, flags="S", seq=5000))
+        out.append(base / TCP(sport=sp, dport=443, flags="PA", seq=5001,
+                              ack=1) / Raw(ch[:k]))
+    elif j < 100:
+        out.append(base / TCP(sport=sp, dport=443, flags="PA",
+                              seq=5001 + k, ack=1) / Raw(ch[k:]))
+sendp(out, iface="va")
+print(len(out))
+EOF
+in_b ip route add 10.0.0.0/8 dev vb || fail "route"
+mac=$(in_b cat /sys/class/net/vb/address)
+set -- $(counters)
+p0=$1 a0=$2 d0=$3 i0=$4
+FLOOD=30000
+sent=$(in_a /usr/bin/python3 "$TMP/flood.py" "$mac" $FLOOD open) || fail "flood"
+for i in $(seq 1 300); do
+	set -- $(counters)
+	[ "$1" -ge $((p0 + sent)) ] && break
+	sleep 0.1
+done
+[ "$1" -eq $((p0 + sent)) ] || fail "nfqd saw $(( $1 - p0 )) of $sent flood packets"
+flows() {
+	"$NFQD_CTL" -s "$SOCK" -j stats | /usr/bin/python3 -c '
+import json, sys
+q = json.load(sys.stdin)["queues"][0]
+print(q["flows"], q["flows_pending"], q["flow_evictions"], q["names"],
+      q["names_incomplete"])'
+}
+set -- $(flows)
+log "after $FLOOD half-open handshakes: flows $1, pending $2, evictions $3, names $4, incomplete $5"
+[ "$1" -le 8192 ] && [ "$2" -le 4096 ] || fail "flow table past its bounds: $*"
+[ "$3" -ge $((FLOOD - 8192)) ] || fail "evictions $3, want >= $((FLOOD - 8192))"
+rss=$(awk '/^VmRSS/ { print $2 }' /proc/$NFQD_PID/status)
+log "nfqd VmRSS $rss kB"
+if [ "${SAN_MODE:-none}" = none ]; then
+	[ "$rss" -lt 200000 ] || fail "nfqd uses $rss kB"
+else
+	log "VmRSS not bounded under $SAN_MODE: the sanitizer's shadow memory and quarantine"
+fi
+# The first flows were evicted: their second halves are INCOMPLETE.
+set -- $(counters)
+p1=$1 a1=$2 d1=$3 i1=$4
+sent=$(in_a /usr/bin/python3 "$TMP/flood.py" "$mac" $FLOOD close) || fail "close"
+for i in $(seq 1 100); do
+	set -- $(counters)
+	[ "$1" -ge $((p1 + sent)) ] && break
+	sleep 0.1
+done
+[ "$2" -eq "$a1" ] && [ "$3" -eq $((d1 + sent)) ] && [ "$4" -gt "$i1" ] ||
+	fail "second halves of the first flows: accepted $(( $2 - a1 )), dropped $(( $3 - d1 )), incomplete $(( $4 - i1 )) of $sent"
+log "ok: the $sent second halves of the first flows were all dropped, $(( $4 - i1 )) as incomplete (evicted or never gathered), the rest on their name"
+
+# A reload with another flow-table-size makes the table anew: its gauges
+# come back to 0 (after the next packet's batch), and it keeps working.
+sed -i 's/flow-table-size 8192;/flow-table-size 4096;/' "$conf"
+"$NFQD_CTL" -s "$SOCK" reload >/dev/null || fail "reload failed"
+for i in $(seq 1 100); do
+	grep -q "flow table for names made anew" "$TMP/nfqd.log" && break
+	sleep 0.1
+done
+grep -q "flow table for names made anew" "$TMP/nfqd.log" ||
+	fail "no new flow table after the reload: $(tail -5 "$TMP/nfqd.log")"
+in_a /usr/bin/python3 "$TMP/send.py" "$mac" >/dev/null || fail "send.py again"
+for i in $(seq 1 100); do
+	set -- $(flows)
+	[ "$1" -le 4096 ] && [ "$1" -gt 0 ] && break
+	sleep 0.1
+done
+[ "$1" -le 4096 ] && [ "$1" -gt 0 ] || fail "after the reload: flows $*"
+log "ok: reload with flow-table-size 4096: the table made anew, flows $1"
+stop_nfqd

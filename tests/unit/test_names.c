@@ -1,0 +1,641 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_names.c - the name parsers (DNS, TLS, HTTP, QUIC Initials) and the
+ * out-of-order stream, on crafted and hostile bytes; QUIC against the
+ * test vectors of RFC 9001 Appendix A and RFC 9369 Appendix A.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "names.h"
+
+/* Hex (spaces allowed) into OUT; the byte count. */
+static size_t unhex(const char *h, uint8_t *out)
+{
+	size_t n = 0;
+	unsigned v;
+
+	while (*h) {
+		if (*h == ' ' || *h == '\n') {
+			h++;
+			continue;
+		}
+		assert_int_equal(sscanf(h, "%2x", &v), 1);
+		out[n++] = (uint8_t)v;
+		h += 2;
+	}
+	return n;
+}
+
+/* ---- DNS ---- */
+
+/* A query for NAME (presentation form) of TYPE into BUF; its length. */
+static size_t dns_query(uint8_t *buf, const char *name, uint16_t type)
+{
+	size_t n = 12;
+	const char *l = name;
+
+	memset(buf, 0, 12);
+	buf[0] = 0x12;
+	buf[1] = 0x34;
+	buf[2] = 0x01;		/* RD */
+	buf[5] = 1;		/* QDCOUNT */
+	while (*l) {
+		const char *dot = strchr(l, '.');
+		size_t ll = dot ? (size_t)(dot - l) : strlen(l);
+
+		buf[n++] = (uint8_t)ll;
+		memcpy(buf + n, l, ll);
+		n += ll;
+		l += ll + (dot ? 1 : 0);
+	}
+	buf[n++] = 0;
+	buf[n++] = (uint8_t)(type >> 8);
+	buf[n++] = (uint8_t)type;
+	buf[n++] = 0;
+	buf[n++] = 1;
+	return n;
+}
+
+static void test_dns_udp(void **state)
+{
+	uint8_t b[600];
+	struct name_out o;
+	size_t n = dns_query(b, "WWW.Example.COM", 28), i;
+
+	assert_int_equal(name_dns_udp(b, n, &o), NAME_DONE);
+	assert_string_equal(o.name, "www.example.com");
+	assert_int_equal(o.len, 15);
+	assert_int_equal(o.qtype, 28);
+	/* Every prefix is malformed, never a name. */
+	for (i = 0; i < n - 4; i++)
+		assert_int_equal(name_dns_udp(b, i, &o), NAME_BAD);
+	/* The root. */
+	n = dns_query(b, "", 2);
+	assert_int_equal(name_dns_udp(b, n, &o), NAME_DONE);
+	assert_int_equal(o.len, 0);
+	/* A response is not a query. */
+	n = dns_query(b, "a.test", 1);
+	b[2] |= 0x80;
+	assert_int_equal(name_dns_udp(b, n, &o), NAME_NOT);
+	b[2] &= 0x7f;
+	/* Two questions. */
+	b[5] = 2;
+	assert_int_equal(name_dns_udp(b, n, &o), NAME_BAD);
+	b[5] = 1;
+	/* A label with a dot in it. */
+	b[13] = '.';
+	assert_int_equal(name_dns_udp(b, n, &o), NAME_BAD);
+}
+
+static void test_dns_hostile(void **state)
+{
+	uint8_t b[600];
+	struct name_out o;
+	size_t n;
+
+	/* A pointer to itself (a loop) and one past the end. */
+	n = dns_query(b, "a.test", 1);
+	b[12] = 0xc0;
+	b[13] = 12;
+	assert_int_equal(name_dns_udp(b, n, &o), NAME_BAD);
+	b[13] = 0xff;
+	assert_int_equal(name_dns_udp(b, n, &o), NAME_BAD);
+	/* Label types 0x40 and 0x80. */
+	b[12] = 0x41;
+	assert_int_equal(name_dns_udp(b, n, &o), NAME_BAD);
+	b[12] = 0x81;
+	assert_int_equal(name_dns_udp(b, n, &o), NAME_BAD);
+	/* A label length that overruns. */
+	b[12] = 60;
+	assert_int_equal(name_dns_udp(b, n, &o), NAME_BAD);
+	/* A name of 255 wire bytes is the longest. */
+	memset(b, 0, sizeof(b));
+	b[5] = 1;
+	n = 12;
+	for (int i = 0; i < 4; i++) {
+		size_t l = i < 3 ? 63 : 61;	/* 4 + 63*3 + 61 + 1 = 255 */
+		b[n++] = (uint8_t)l;
+		memset(b + n, 'a', l);
+		n += l;
+	}
+	b[n++] = 0;
+	n += 4;
+	assert_int_equal(name_dns_udp(b, n, &o), NAME_DONE);
+	assert_int_equal(o.len, 253);
+	b[12] = 63;	/* ...and one label longer: 257 */
+	memmove(b + 12 + 1 + 63 + 2, b + 12 + 1 + 63, n - 12 - 64);
+	b[12 + 64] = 'a';
+	b[12 + 65] = 'a';
+	assert_int_equal(name_dns_udp(b, n + 2, &o), NAME_BAD);
+}
+
+static void test_dns_tcp(void **state)
+{
+	uint8_t b[600];
+	struct name_out o;
+	size_t n = dns_query(b + 2, "tcp.test", 16), i;
+
+	b[0] = (uint8_t)(n >> 8);
+	b[1] = (uint8_t)n;
+	for (i = 0; i < n + 2; i++)
+		assert_int_equal(name_dns_tcp(b, i, &o), NAME_MORE);
+	assert_int_equal(name_dns_tcp(b, n + 2, &o), NAME_DONE);
+	assert_string_equal(o.name, "tcp.test");
+	assert_int_equal(o.qtype, 16);
+	/* A length prefix shorter than the question. */
+	b[1] = 14;
+	assert_int_equal(name_dns_tcp(b, n + 2, &o), NAME_BAD);
+}
+
+/* ---- TLS ---- */
+
+struct buf {
+	uint8_t b[20000];
+	size_t n;
+};
+
+static void put(struct buf *b, const void *p, size_t n)
+{
+	memcpy(b->b + b->n, p, n);
+	b->n += n;
+}
+
+static void put16(struct buf *b, unsigned v)
+{
+	uint8_t x[2] = { (uint8_t)(v >> 8), (uint8_t)v };
+
+	put(b, x, 2);
+}
+
+/* A server_name extension with the names given (NULL-ended). */
+static void ext_sni(struct buf *e, const char *const *names)
+{
+	size_t list = 0, i;
+
+	for (i = 0; names[i]; i++)
+		list += 3 + strlen(names[i]);
+	put16(e, 0);
+	put16(e, (unsigned)(list + 2));
+	put16(e, (unsigned)list);
+	for (i = 0; names[i]; i++) {
+		uint8_t t = 0;
+
+		put(e, &t, 1);
+		put16(e, (unsigned)strlen(names[i]));
+		put(e, names[i], strlen(names[i]));
+	}
+}
+
+static void ext_raw(struct buf *e, unsigned type, size_t len)
+{
+	put16(e, type);
+	put16(e, (unsigned)len);
+	memset(e->b + e->n, 0x5a, len);
+	e->n += len;
+}
+
+/* A ClientHello handshake message with extensions E. */
+static void hello(struct buf *h, const struct buf *e)
+{
+	uint8_t rnd[32] = { 1 }, z = 0, one = 1, sid = 32;
+	size_t body;
+
+	h->n = 0;
+	put(h, &one, 1);
+	put(h, "\0\0\0", 3);
+	put16(h, 0x0303);
+	put(h, rnd, 32);
+	put(h, &sid, 1);
+	put(h, rnd, 32);
+	put16(h, 4);
+	put16(h, 0x1301);
+	put16(h, 0x1302);
+	put(h, &one, 1);
+	put(h, &z, 1);
+	put16(h, (unsigned)e->n);
+	put(h, e->b, e->n);
+	body = h->n - 4;
+	h->b[1] = (uint8_t)(body >> 16);
+	h->b[2] = (uint8_t)(body >> 8);
+	h->b[3] = (uint8_t)body;
+}
+
+/* H cut into records of at most RL bytes. */
+static void records(struct buf *r, const struct buf *h, size_t rl)
+{
+	size_t at;
+	uint8_t t = 22;
+
+	r->n = 0;
+	for (at = 0; at < h->n; at += rl) {
+		size_t n = h->n - at < rl ? h->n - at : rl;
+
+		put(r, &t, 1);
+		put16(r, 0x0301);
+		put16(r, (unsigned)n);
+		put(r, h->b + at, n);
+	}
+}
+
+static struct buf e, h, r;
+
+static void test_tls_sni(void **state)
+{
+	static const char *const names[] = { "Blocked.TEST.", NULL };
+	struct name_out o;
+	size_t i;
+
+	e.n = 0;
+	ext_raw(&e, 0x0a0a, 0);		/* GREASE */
+	ext_raw(&e, 51, 1200);		/* a big key share first */
+	ext_sni(&e, names);
+	ext_raw(&e, 43, 3);
+	hello(&h, &e);
+	records(&r, &h, 16384);
+	assert_int_equal(name_tls_stream(r.b, r.n, &o), NAME_DONE);
+	assert_string_equal(o.name, "blocked.test");
+	assert_false(o.ech);
+	/* Every prefix is MORE, never a name or NOT. */
+	for (i = 0; i < r.n; i++)
+		assert_int_equal(name_tls_stream(r.b, i, &o), NAME_MORE);
+	/* Split across records of every size from 1 byte up. */
+	for (i = 1; i < 300; i += (i < 40 ? 1 : 37)) {
+		records(&r, &h, i);
+		assert_int_equal(name_tls_stream(r.b, r.n, &o), NAME_DONE);
+		assert_string_equal(o.name, "blocked.test");
+	}
+	/* Not TLS at all. */
+	assert_int_equal(name_tls_stream((const uint8_t *)"GET / HTTP", 10, &o),
+			 NAME_NOT);
+	/* The bare handshake (a QUIC CRYPTO stream). */
+	assert_int_equal(name_tls_handshake(h.b, h.n, &o), NAME_DONE);
+	assert_string_equal(o.name, "blocked.test");
+}
+
+static void test_tls_ech_nosni(void **state)
+{
+	struct name_out o;
+
+	e.n = 0;
+	ext_raw(&e, 0xfe0d, 200);
+	hello(&h, &e);
+	records(&r, &h, 16384);
+	assert_int_equal(name_tls_stream(r.b, r.n, &o), NAME_DONE);
+	assert_int_equal(o.len, 0);
+	assert_true(o.ech);
+}
+
+static void test_tls_hostile(void **state)
+{
+	static const char *const two[] = { "a.test", "b.test", NULL };
+	static const char *const one[] = { "a.test", NULL };
+	static const char *const bad[] = { "a..test", NULL };
+	struct name_out o;
+
+	/* Two host names in one extension. */
+	e.n = 0;
+	ext_sni(&e, two);
+	hello(&h, &e);
+	records(&r, &h, 16384);
+	assert_int_equal(name_tls_stream(r.b, r.n, &o), NAME_BAD);
+	/* Two server_name extensions. */
+	e.n = 0;
+	ext_sni(&e, one);
+	ext_sni(&e, one);
+	hello(&h, &e);
+	records(&r, &h, 16384);
+	assert_int_equal(name_tls_stream(r.b, r.n, &o), NAME_BAD);
+	/* An empty label. */
+	e.n = 0;
+	ext_sni(&e, bad);
+	hello(&h, &e);
+	records(&r, &h, 16384);
+	assert_int_equal(name_tls_stream(r.b, r.n, &o), NAME_BAD);
+	/* An extension length that overruns the extensions. */
+	e.n = 0;
+	ext_sni(&e, one);
+	hello(&h, &e);
+	h.b[h.n - e.n + 3] += 1;	/* the server_name length */
+	records(&r, &h, 16384);
+	assert_int_equal(name_tls_stream(r.b, r.n, &o), NAME_BAD);
+	/* A handshake length past NAME_HELLO_MAX. */
+	hello(&h, &e);
+	h.b[1] = 0x10;
+	records(&r, &h, 16384);
+	assert_int_equal(name_tls_stream(r.b, r.n, &o), NAME_BAD);
+	/* A non-handshake record in the middle. */
+	hello(&h, &e);
+	records(&r, &h, 30);
+	r.b[35] = 23;
+	assert_int_equal(name_tls_stream(r.b, r.n, &o), NAME_BAD);
+	/* A zero-length record. */
+	r.b[35] = 22;
+	r.b[38] = 0;
+	r.b[39] = 0;
+	assert_int_equal(name_tls_stream(r.b, r.n, &o), NAME_BAD);
+	/* A ServerHello is not a ClientHello. */
+	hello(&h, &e);
+	h.b[0] = 2;
+	records(&r, &h, 16384);
+	assert_int_equal(name_tls_stream(r.b, r.n, &o), NAME_NOT);
+}
+
+/* ---- HTTP ---- */
+
+static enum name_result http(const char *s, struct name_out *o)
+{
+	return name_http_host((const uint8_t *)s, strlen(s), o);
+}
+
+static void test_http(void **state)
+{
+	static const char req[] =
+		"GET /x HTTP/1.1\r\nUser-Agent: t\r\nHost: WWW.Blocked.test:8080\r\n\r\n";
+	struct name_out o;
+	size_t i;
+
+	assert_int_equal(http(req, &o), NAME_DONE);
+	assert_string_equal(o.name, "www.blocked.test");
+	for (i = 0; i < sizeof(req) - 1; i++)
+		assert_int_equal(name_http_host((const uint8_t *)req, i, &o),
+				 NAME_MORE);
+	assert_int_equal(http("GET / HTTP/1.0\r\n\r\n", &o), NAME_DONE);
+	assert_int_equal(o.len, 0);
+	assert_int_equal(http("GET http://a.test/x HTTP/1.1\r\nHost: a.test\r\n\r\n",
+			      &o), NAME_DONE);
+	assert_string_equal(o.name, "a.test");
+	assert_int_equal(http("CONNECT b.test:443 HTTP/1.1\r\n\r\n", &o),
+			 NAME_DONE);
+	assert_string_equal(o.name, "b.test");
+	assert_int_equal(http("GET / HTTP/1.1\r\nhost:\t c.test. \r\n\r\n", &o),
+			 NAME_DONE);
+	assert_string_equal(o.name, "c.test");
+	assert_int_equal(http("\x16\x03\x01", &o), NAME_NOT);
+	assert_int_equal(http(" GET", &o), NAME_NOT);
+}
+
+static void test_http_hostile(void **state)
+{
+	struct name_out o;
+
+	assert_int_equal(http("GET / HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n\r\n",
+			      &o), NAME_BAD);
+	assert_int_equal(http("GET / HTTP/1.1\r\nHost : a.test\r\n\r\n", &o),
+			 NAME_BAD);
+	assert_int_equal(http("GET / HTTP/1.1\r\nX: y\r\n z\r\n\r\n", &o),
+			 NAME_BAD);
+	assert_int_equal(http("GET http://a.test/ HTTP/1.1\r\nHost: b.test\r\n\r\n",
+			      &o), NAME_BAD);
+	assert_int_equal(http("GET http://u@a.test/ HTTP/1.1\r\n\r\n", &o),
+			 NAME_BAD);
+	assert_int_equal(http("GET / HTTP/1.1\nHost: a.test\n\n", &o), NAME_BAD);
+	assert_int_equal(http("GET / HTTP/2.0\r\n\r\n", &o), NAME_BAD);
+	assert_int_equal(http("GET / HTTP/1.1\r\nHost: a.test:8x\r\n\r\n", &o),
+			 NAME_BAD);
+	assert_int_equal(http("GET / HTTP/1.1\r\nHost: a\x01.test\r\n\r\n", &o),
+			 NAME_BAD);
+}
+
+/* ---- QUIC ---- */
+
+static void test_quic_keys(void **state)
+{
+	uint8_t dcid[8], key[16], iv[12], hp[16], x[16];
+
+	unhex("8394c8f03e515708", dcid);
+	/* RFC 9001 A.1 */
+	assert_int_equal(name_quic_keys(QUIC_V1, dcid, 8, key, iv, hp), 0);
+	unhex("1f369613dd76d5467730efcbe3b1a22d", x);
+	assert_memory_equal(key, x, 16);
+	unhex("fa044b2f42a3fd3b46fb255c", x);
+	assert_memory_equal(iv, x, 12);
+	unhex("9f50449e04a0e810283a1e9933adedd2", x);
+	assert_memory_equal(hp, x, 16);
+	/* RFC 9369 A.1 */
+	assert_int_equal(name_quic_keys(QUIC_V2, dcid, 8, key, iv, hp), 0);
+	unhex("8b1a0bc121284290a29e0971b5cd045d", x);
+	assert_memory_equal(key, x, 16);
+	unhex("91f73e2351d8fa91660e909f", x);
+	assert_memory_equal(iv, x, 12);
+	unhex("45b95e15235d6f45a6b19cbcb0294ba9", x);
+	assert_memory_equal(hp, x, 16);
+	assert_int_equal(name_quic_keys(0xff00001d, dcid, 8, key, iv, hp),
+			 -EINVAL);
+}
+
+/*
+ * Protect an Initial as a client does (RFC 9001 5.3, 5.4), with libcrypto:
+ * HDR (HL bytes, packet number last, PNL bytes of it) and PAYLOAD into
+ * OUT; the packet length.
+ */
+static size_t protect(uint32_t ver, const uint8_t *hdr, size_t hl, size_t pnl,
+		      uint64_t pn, const uint8_t *pl, size_t plen, uint8_t *out)
+{
+	uint8_t key[16], iv[12], hp[16], nonce[12], mask[16];
+	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+	int n;
+	size_t i;
+
+	assert_int_equal(name_quic_keys(ver, hdr + 6, hdr[5], key, iv, hp), 0);
+	memcpy(nonce, iv, 12);
+	for (i = 0; i < 8; i++)
+		nonce[11 - i] ^= (uint8_t)(pn >> (8 * i));
+	memcpy(out, hdr, hl);
+	assert_true(EVP_EncryptInit_ex(c, EVP_aes_128_gcm(), NULL, key, nonce));
+	assert_true(EVP_EncryptUpdate(c, NULL, &n, hdr, (int)hl));
+	assert_true(EVP_EncryptUpdate(c, out + hl, &n, pl, (int)plen));
+	assert_true(EVP_EncryptFinal_ex(c, out + hl + n, &n));
+	assert_true(EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, 16,
+					out + hl + plen));
+	assert_true(EVP_EncryptInit_ex(c, EVP_aes_128_ecb(), NULL, hp, NULL));
+	EVP_CIPHER_CTX_set_padding(c, 0);
+	assert_true(EVP_EncryptUpdate(c, mask, &n, out + hl - pnl + 4, 16));
+	EVP_CIPHER_CTX_free(c);
+	out[0] ^= mask[0] & 0x0f;
+	for (i = 0; i < pnl; i++)
+		out[hl - pnl + i] ^= mask[1 + i];
+	return hl + plen + 16;
+}
+
+/* The CRYPTO frame of RFC 9001 A.2 (a ClientHello for example.com). */
+static const char a2_crypto[] =
+	"060040f1010000ed0303ebf8fa56f12939b9584a3896472ec40bb863cfd3e868"
+	"04fe3a47f06a2b69484c00000413011302010000c000000010000e00000b6578"
+	"616d706c652e636f6dff01000100000a00080006001d00170018001000070005"
+	"04616c706e000500050100000000003300260024001d00209370b2c9caa47fba"
+	"baf4559fedba753de171fa71f50f1ce15d43e994ec74d748002b000302030400"
+	"0d0010000e0403050306030203080408050806002d00020101001c0002400100"
+	"3900320408ffffffffffffffff05048000ffff07048000ffff08011001048000"
+	"75300901100f088394c8f03e51570806048000ffff";
+
+static uint8_t pl[1200], pkt[1300], hdr[64];
+
+/* RFC 9001 A.2: the protected client Initial; its start as published. */
+static void test_quic_rfc9001_a2(void **state)
+{
+	static const char a2_start[] =
+		"c000000001088394c8f03e5157080000449e7b9aec34d1b1c98dd7689fb8ec11"
+		"d242b123dc9bd8bab936b47d92ec356c0bab7df5976d27cd449f63300099f399";
+	uint8_t want[64];
+	struct quic_initial *q = malloc(sizeof(*q));
+	struct name_out o;
+	size_t hl, n, wn;
+
+	hl = unhex("c300000001088394c8f03e5157080000449e00000002", hdr);
+	memset(pl, 0, sizeof(pl));
+	unhex(a2_crypto, pl);
+	n = protect(QUIC_V1, hdr, hl, 4, 2, pl, 1162, pkt);
+	assert_int_equal(n, 1200);
+	wn = unhex(a2_start, want);
+	assert_memory_equal(pkt, want, wn);
+
+	assert_int_equal(name_quic_initial(pkt, n, q), NAME_DONE);
+	assert_int_equal(q->version, QUIC_V1);
+	assert_int_equal(q->n_frames, 1);
+	assert_int_equal(q->frames[0].offset, 0);
+	assert_int_equal(q->frames[0].len, 0xf1);
+	assert_int_equal(name_tls_handshake(q->plain + q->frames[0].pos,
+					    q->frames[0].len, &o), NAME_DONE);
+	assert_string_equal(o.name, "example.com");
+	/* A flipped bit anywhere fails the tag (or the header). */
+	for (size_t i = 18; i < n; i += 97) {
+		pkt[i] ^= 0x10;
+		assert_int_equal(name_quic_initial(pkt, n, q), NAME_BAD);
+		pkt[i] ^= 0x10;
+	}
+	/* A length past the datagram. */
+	assert_int_equal(name_quic_initial(pkt, n - 1, q), NAME_BAD);
+	free(q);
+}
+
+/* v2 (RFC 9369): the type bits of an Initial are 01. */
+static void test_quic_v2_split(void **state)
+{
+	struct quic_initial *q = malloc(sizeof(*q));
+	struct name_stream s;
+	uint8_t mem[2048], ch[300];
+	struct name_out o;
+	size_t hl, n, chn, k;
+
+	/* The A.2 ClientHello as two CRYPTO frames, second first. */
+	chn = unhex(a2_crypto + 8, ch);	/* past 06 00 40f1 */
+	k = 100;
+	memset(pl, 0, sizeof(pl));
+	n = 0;
+	pl[n++] = 0x06;
+	pl[n++] = 0x40;
+	pl[n++] = (uint8_t)k;		/* offset 100 */
+	pl[n++] = 0x40;
+	pl[n++] = (uint8_t)(chn - k);
+	memcpy(pl + n, ch + k, chn - k);
+	n += chn - k;
+	pl[n++] = 0x01;			/* PING */
+	pl[n++] = 0x06;
+	pl[n++] = 0x00;			/* offset 0 */
+	pl[n++] = 0x40;
+	pl[n++] = (uint8_t)k;
+	memcpy(pl + n, ch, k);
+	hl = unhex("d36b3343cf088394c8f03e5157080000449e00000000", hdr);
+	n = protect(QUIC_V2, hdr, hl, 4, 0, pl, 1162, pkt);
+	assert_int_equal(name_quic_initial(pkt, n, q), NAME_DONE);
+	assert_int_equal(q->version, QUIC_V2);
+	assert_int_equal(q->n_frames, 2);
+	name_stream_init(&s, mem, 1024);
+	for (unsigned f = 0; f < q->n_frames; f++)
+		assert_int_equal(name_stream_put(&s, q->frames[f].offset,
+						 q->plain + q->frames[f].pos,
+						 q->frames[f].len), 0);
+	assert_int_equal(s.contig, chn);
+	assert_int_equal(name_tls_handshake(s.buf, s.contig, &o), NAME_DONE);
+	assert_string_equal(o.name, "example.com");
+	/* The v1 type bits under the v2 version: not an Initial. */
+	pkt[0] = (uint8_t)((pkt[0] & 0xcf) | 0x00);
+	assert_int_not_equal(name_quic_initial(pkt, n, q), NAME_DONE);
+	free(q);
+}
+
+static void test_quic_not(void **state)
+{
+	struct quic_initial *q = malloc(sizeof(*q));
+	uint8_t b[40] = { 0x40, 1, 2, 3 };
+
+	assert_int_equal(name_quic_initial(b, sizeof(b), q), NAME_NOT);
+	b[0] = 0xc0;
+	b[4] = 0x07;		/* unknown version */
+	assert_int_equal(name_quic_initial(b, sizeof(b), q), NAME_NOT);
+	b[1] = b[2] = b[3] = 0;
+	b[4] = 0x01;
+	b[5] = 21;		/* DCID too long */
+	assert_int_equal(name_quic_initial(b, sizeof(b), q), NAME_BAD);
+	free(q);
+}
+
+/* ---- stream ---- */
+
+static void test_stream(void **state)
+{
+	uint8_t mem[64];
+	struct name_stream s;
+
+	assert_true(name_stream_bytes(50) <= sizeof(mem));
+	name_stream_init(&s, mem, 50);
+	assert_int_equal(name_stream_put(&s, 10, (const uint8_t *)"klmno", 5), 0);
+	assert_int_equal(s.contig, 0);
+	assert_int_equal(name_stream_put(&s, 0, (const uint8_t *)"abcdefghij", 10), 0);
+	assert_int_equal(s.contig, 15);
+	/* An overlapping retransmission with the same bytes... */
+	assert_int_equal(name_stream_put(&s, 8, (const uint8_t *)"ijklm", 5), 0);
+	/* ...and with other bytes. */
+	assert_int_equal(name_stream_put(&s, 8, (const uint8_t *)"ijXlm", 5),
+			 -EILSEQ);
+	assert_memory_equal(s.buf, "abcdefghijklmno", 15);
+	/* Past the end. */
+	assert_int_equal(name_stream_put(&s, 45, (const uint8_t *)"0123456789", 10), 1);
+	assert_int_equal(name_stream_put(&s, 1000, (const uint8_t *)"x", 1), 1);
+	assert_int_equal(s.contig, 15);
+}
+
+static void test_normalize(void **state)
+{
+	struct name_out o;
+
+	assert_int_equal(name_normalize("A.B.", 4, &o), 0);
+	assert_string_equal(o.name, "a.b");
+	assert_int_equal(name_normalize(".", 1, &o), -EINVAL);
+	assert_int_equal(name_normalize("a..b", 4, &o), -EINVAL);
+	assert_int_equal(name_normalize(".a", 2, &o), -EINVAL);
+	assert_int_equal(name_normalize("a b", 3, &o), -EINVAL);
+	assert_int_equal(name_normalize("\xc3\xa9.test", 7, &o), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dns_udp),
+		cmocka_unit_test(test_dns_hostile),
+		cmocka_unit_test(test_dns_tcp),
+		cmocka_unit_test(test_tls_sni),
+		cmocka_unit_test(test_tls_ech_nosni),
+		cmocka_unit_test(test_tls_hostile),
+		cmocka_unit_test(test_http),
+		cmocka_unit_test(test_http_hostile),
+		cmocka_unit_test(test_quic_keys),
+		cmocka_unit_test(test_quic_rfc9001_a2),
+		cmocka_unit_test(test_quic_v2_split),
+		cmocka_unit_test(test_quic_not),
+		cmocka_unit_test(test_stream),
+		cmocka_unit_test(test_normalize),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
