@@ -91,9 +91,12 @@ uint64_t policy_policy_packets(const struct policy *p, enum conf_hook_id h);
 void policy_counters_reset(struct policy *p);
 
 /* The named sets ("set NAME { }"), in config order: how many, each one's
- * name and elements (distinct values plus merged intervals). */
+ * name, type, "file PATH" as written (NULL: none) and elements (distinct
+ * values plus merged intervals). */
 unsigned policy_named_sets(const struct policy *p);
 const char *policy_set_name(const struct policy *p, unsigned i);
+enum set_type policy_set_type(const struct policy *p, unsigned i);
+const char *policy_set_file(const struct policy *p, unsigned i);
 size_t policy_set_elements(const struct policy *p, unsigned i);
 
 /* "NAME N elements, NAME N elements" (malloc'd), NULL for no set. */

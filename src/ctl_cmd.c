@@ -16,6 +16,7 @@
 
 #include "conf.h"
 #include "ctl_cmd.h"
+#include "ctl_sets.h"
 #include "krules.h"
 #include "log.h"
 #include "policy.h"
@@ -318,6 +319,16 @@ static json_t *sets_json(const struct policy *p)
 	return a;
 }
 
+static int cmd_sets(const struct ctl_ops *ops, json_t **out)
+{
+	int ret;
+
+	rcu_read_lock();
+	ret = ctl_sets_list(registry_policy(ops->root), out);
+	rcu_read_unlock();
+	return ret;
+}
+
 static int cmd_rules(const struct ctl_ops *ops, json_t **out)
 {
 	struct ctl_status st;
@@ -423,6 +434,7 @@ static const struct ctl_cmd {
 	{ "status", NULL, cmd_status },
 	{ "stats", NULL, cmd_stats },
 	{ "rules", NULL, cmd_rules },
+	{ "sets", NULL, cmd_sets },
 	{ "reload", NULL, cmd_reload },
 	{ "counters", "reset", cmd_counters_reset },
 };

@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "ctl_client.h"
+#include "ctl_setcli.h"
 #include "ctl_watch.h"
 #include "defaults.h"
 #include "proto.h"
@@ -89,6 +90,8 @@ static const struct command {
 	  "re-read the config file; on error keep the running policy" },
 	{ "counters", "reset", 0, render_quiet, "counters reset",
 	  "zero nfqd's own counters (not the kernel's)" },
+	{ "sets", NULL, OPT_OUTPUT, ctl_render_sets, "sets",
+	  "every named set: type, elements, memory, file" },
 	{ "top", NULL, OPT_DELAY | OPT_BATCH | OPT_COUNT, NULL,
 	  "top [-d SECONDS] [-b] [-n COUNT]",
 	  "live view: per-queue rates, busiest rules; q quits" },
@@ -101,7 +104,7 @@ static void usage(FILE *f)
 		"  -s, --socket PATH   control socket (default %s)\n"
 		"  -j, --json          JSON output (one JSON document)\n"
 		"  -o, --output FILE   write the output to FILE, atomically\n"
-		"                      (status, stats, rules)\n"
+		"                      (status, stats, rules, sets)\n"
 		"  -h, --help          this help\n"
 		"  -V, --version       print the version\n"
 		"commands:\n", NFQD_DEFAULT_SOCKET);

@@ -198,7 +198,10 @@ static int compile_sets(struct policy *p, const struct conf *c,
 			struct diags *d)
 {
 	p->set_names = calloc(c->n_sets ? c->n_sets : 1, sizeof(char *));
-	if (!p->set_names)
+	p->set_files = calloc(c->n_sets ? c->n_sets : 1, sizeof(char *));
+	p->set_types = calloc(c->n_sets ? c->n_sets : 1,
+			      sizeof(enum set_type));
+	if (!p->set_names || !p->set_files || !p->set_types)
 		return -ENOMEM;
 	for (unsigned i = 0; i < c->n_sets; i++) {
 		struct set *s = compile_set(c, &c->sets[i], d);
@@ -211,6 +214,10 @@ static int compile_sets(struct policy *p, const struct conf *c,
 		if (!p->set_names[i])
 			return -ENOMEM;
 		p->n_named = i + 1;
+		p->set_types[i] = c->sets[i].type;
+		if (c->sets[i].file &&
+		    !(p->set_files[i] = strdup(c->sets[i].file)))
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -223,6 +230,16 @@ unsigned policy_named_sets(const struct policy *p)
 const char *policy_set_name(const struct policy *p, unsigned i)
 {
 	return i < p->n_named ? p->set_names[i] : NULL;
+}
+
+enum set_type policy_set_type(const struct policy *p, unsigned i)
+{
+	return p->set_types[i];
+}
+
+const char *policy_set_file(const struct policy *p, unsigned i)
+{
+	return i < p->n_named ? p->set_files[i] : NULL;
 }
 
 size_t policy_set_elements(const struct policy *p, unsigned i)
@@ -626,9 +643,14 @@ void policy_free(struct policy *p)
 	for (unsigned i = 0; i < p->n_sets; i++)
 		set_free(p->sets[i]);
 	free(p->sets);
-	for (unsigned i = 0; i < p->n_named; i++)
+	for (unsigned i = 0; i < p->n_named; i++) {
 		free(p->set_names[i]);
+		if (p->set_files)
+			free(p->set_files[i]);
+	}
 	free(p->set_names);
+	free(p->set_files);
+	free(p->set_types);
 	free(p->rules);
 	free(p->lims);
 	free(p->lls);

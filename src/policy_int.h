@@ -88,6 +88,8 @@ struct policy {
 	struct set **sets;		/* named and inline; all owned */
 	unsigned n_sets;
 	char **set_names;		/* of sets[0 .. n_named): the named */
+	char **set_files;		/* their "file PATH" as written, or NULL */
+	enum set_type *set_types;
 	unsigned n_named;
 	struct rule_limit *lims;
 	unsigned n_lims;
