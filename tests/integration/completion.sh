@@ -56,7 +56,7 @@ DRIVER
 # "line => [expected completions]"
 cat >"$TMP/cases" <<'CASES'
 nfqd-ctl st => [stats status]
-nfqd-ctl  => [counters reload rules stats status top]
+nfqd-ctl  => [counters reload rules sets stats status top]
 nfqd-ctl counters  => [reset]
 nfqd-ctl counters reset  => []
 nfqd-ctl -j r => [reload rules]
@@ -66,6 +66,8 @@ nfqd-ctl top -j => []
 nfqd-ctl -j top -d  => [0.5 1 10 2 5]
 nfqd-ctl stats --p => [--prometheus]
 nfqd-ctl status -o => [-o]
+nfqd-ctl sets -o => [-o]
+nfqd-ctl sets -- => [--help --json --output --socket --version]
 nfqd-ctl stats -w => [-w]
 nfqd-ctl top -d  => [0.5 1 10 2 5]
 nfqd-ctl -s so => [sock.0]
