@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_ctl_render.c - unit tests of nfqd-ctl's text and Prometheus output
- * (ctl_render.c, ctl_prom.c). */
+ * (ctl_render.c, ctl_prom.c, ctl_setcli.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "ctl_client.h"
+#include "ctl_setcli.h"
 
 static const char stats_doc[] =
 	"{\"queues\":[{\"queue\":0,\"cpu\":0,\"packets\":10,\"bytes\":600,"
@@ -201,6 +202,36 @@ static void test_status(void **state)
 	free(out);
 }
 
+/* The "sets" table: memory in bytes, K from 10K, M from 10M; "-" for
+ * no file; no set, the header alone. */
+static void test_sets(void **state)
+{
+	int ret;
+	char *out = render(ctl_render_sets,
+			   "{\"sets\":[{\"name\":\"few\","
+			   "\"type\":\"inet_service\",\"elements\":3,"
+			   "\"memory\":96,\"file\":null},"
+			   "{\"name\":\"big\",\"type\":\"ipv4_addr\","
+			   "\"elements\":200000,\"memory\":6400000,"
+			   "\"file\":\"big.txt\"},"
+			   "{\"name\":\"huge\",\"type\":\"ipv6_addr\","
+			   "\"elements\":1000000,\"memory\":32000000,"
+			   "\"file\":\"/etc/nfqd/huge\"}]}", &ret);
+
+	assert_int_equal(ret, 0);
+	assert_string_equal(out,
+		"set              type          elements  memory  file\n"
+		"few              inet_service         3      96  -\n"
+		"big              ipv4_addr       200000   6250K  big.txt\n"
+		"huge             ipv6_addr      1000000     30M  /etc/nfqd/huge\n");
+	free(out);
+	out = render(ctl_render_sets, "{\"sets\":[]}", &ret);
+	assert_int_equal(ret, 0);
+	assert_string_equal(out,
+		"set              type          elements  memory  file\n");
+	free(out);
+}
+
 static void test_bad_shape(void **state)
 {
 	int ret;
@@ -210,6 +241,8 @@ static void test_bad_shape(void **state)
 	free(render(ctl_render_rules, "[]", &ret));
 	assert_int_equal(ret, -EINVAL);
 	free(render(ctl_render_status, "{}", &ret));
+	assert_int_equal(ret, -EINVAL);
+	free(render(ctl_render_sets, "{\"sets\":{}}", &ret));
 	assert_int_equal(ret, -EINVAL);
 }
 
@@ -223,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_prometheus_down),
 		cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_status),
+		cmocka_unit_test(test_sets),
 		cmocka_unit_test(test_bad_shape),
 	};
 
