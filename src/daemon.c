@@ -38,7 +38,10 @@
 /* Kernel flags the policy may ask for; probed once at start. */
 #define OPTIONAL_KFLAGS (NFQA_CFG_F_UID_GID | NFQA_CFG_F_CONNTRACK)
 #define LOG_FLUSH_SECONDS	0.1	/* workers' log lines reach stderr */
-#define RECONF_WAIT_MS		3000	/* a reload waits for the kernel */
+/* A reload waits this long for the kernel's answer to a reconfigure, as
+ * long as a config message waits for its ACK (queue_conf.c): a worker
+ * that wakes late (a loaded machine) is slow, not failed. */
+#define RECONF_WAIT_MS		10000
 
 
 /* ------------------------------------------------------------------ */

@@ -340,13 +340,14 @@ add_sources() {
 }
 
 # The options block of the flood tests: $1 queues (default 2), room for a
-# flood (queue-maxlen, rcvbuf), stats file and control socket in $TMP.
+# flood ($2 queue-maxlen, default 65536; $3 rcvbuf, default 64M), stats
+# file and control socket in $TMP.
 flood_options() {
 	cat <<EOF
 options {
 	queues ${1:-2};
-	queue-maxlen 65536;
-	rcvbuf 64M;
+	queue-maxlen ${2:-65536};
+	rcvbuf ${3:-64M};
 	stats-file "$TMP/stats";
 	control-socket "$TMP/nfqd.sock";
 }

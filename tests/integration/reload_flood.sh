@@ -6,6 +6,15 @@
 # loses nothing (kernel queue_dropped/user_dropped stay 0), a bad file is
 # refused while the running policy stays, and memory does not grow from
 # reload to reload.
+# The test needs CPU for nfqd: on a loaded machine a worker can go
+# without it for seconds while the flood goes on. Each queue gets room
+# for every packet the flood sends it (queue-maxlen 262144 of the 250,000
+# a queue gets; rcvbuf 512M for their messages, about 1 KiB each, up to
+# about 0.5 GiB of kernel memory only while a worker is starved), so a
+# starved worker delays packets but loses none: what is checked is that
+# nfqd loses nothing and judges each packet by one policy, not its speed.
+# (With 65536, main's make check at load average 14 saw "queue_dropped
+# 13596" on queue 1: that worker fell 1.75 s behind at 37,500 packets/s.)
 . "$(dirname "$0")/../lib.sh"
 
 ns_setup
@@ -24,7 +33,7 @@ NFT
 srcs=$(add_sources)
 
 write_conf() {
-	{ flood_options; cat; } >"$TMP/nfqd.conf.new" <<EOF
+	{ flood_options 2 262144 512M; cat; } >"$TMP/nfqd.conf.new" <<EOF
 hook input {
 	udp dport 9 mark set $1 accept;
 	udp dport 10 drop;

@@ -4,8 +4,12 @@
 # NFQA_CFG_F_UID_GID) publishes the new policy only after the kernel has
 # acknowledged the flag on every queue: once "nfqd-ctl reload" returns,
 # every locally generated packet carries its uid and "meta skuid 0 drop"
-# drops it. The window is widened by making the worker wake 600 ms late
+# drops it. The window is widened by making the worker wake 1.6 s late
 # (strace), and the packets are sent at once after the reload returned.
+# A slow worker is no failure: the worker needs two wakes for the
+# reconfigure (the request, then the kernel's ACK), 3.2 s here, and the
+# reload waits for it (a reload gave up after 3 s and failed with
+# "Connection timed out" before).
 # A reload that adds the flag, whose new queue configuration the kernel
 # (here: strace, failing the worker's next sendto) refuses, fails and
 # keeps the running policy.
@@ -87,10 +91,10 @@ done
 burst 5
 [ "$(burst_seen)" = 5 ] || fail "packets did not pass before the reload: $(burst_seen)"
 
-# The worker wakes 600 ms late from every wait of its loop (offline for
+# The worker wakes 1.6 s late from every wait of its loop (offline for
 # RCU meanwhile, so no grace period waits for it).
 strace -qq -p "$worker" -e trace=epoll_wait \
-	-e inject=epoll_wait:delay_exit=600000 -o /dev/null &
+	-e inject=epoll_wait:delay_exit=1600000 -o /dev/null &
 strace_pid=$!
 bg_pid $strace_pid
 wait_traced "$worker"
