@@ -26,8 +26,13 @@ for page in "$MAN"/nfqd.conf.5 "$MAN"/nfqd.8 "$TOP_SRCDIR"/man/nfqd-ctl.8; do
 			continue
 		fi
 		i=$((i + 1))
-		first=$(grep -m1 -v '^[[:space:]]*$' "$TMP/ex" | awk '{ print $1 }')
-		case $first in options|set|hook|"#"*) ;; *) : >"$TMP/ex"; continue ;; esac
+		# A config begins "options {", "set NAME {", "hook NAME {" or a
+		# comment ("set  type  elements" is the head of a table).
+		if ! grep -m1 -v '^[[:space:]]*$' "$TMP/ex" |
+			grep -qE '^[[:space:]]*(options[[:space:]]*[{]|(set|hook)[[:space:]]+[^[:space:]]+[[:space:]]*[{]|#)'; then
+			: >"$TMP/ex"
+			continue
+		fi
 		# A placeholder (\fI...\fR) is a syntax outline, not an example.
 		if grep -q '\\f' "$TMP/ex"; then : >"$TMP/ex"; continue; fi
 		# A set's element file is read by "nfqd -t": one is made.
