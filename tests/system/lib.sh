@@ -317,6 +317,20 @@ table inet sink {
 NFT
 }
 
+# The flood: one-second runs of the generator at $1 packets a second, one
+# after another, until $TMP/stop exists; $TMP/sent gets the count (each
+# run sends all of its packets or fails).
+sys_flood() {
+	local rate=$1 n=0
+
+	while [ ! -e "$TMP/stop" ]; do
+		in_c nfqd-gen -d 127.0.0.1 -n "$rate" -r "$rate" -S "$SYS_SRCS" -q \
+			|| { echo "generator failed after $n" >"$TMP/sent"; return 1; }
+		n=$((n + rate))
+	done
+	echo "$n" >"$TMP/sent"
+}
+
 # "MARKED UNMARKED": UDP packets the sink has seen.
 sink_counts() {
 	in_c nft list chain inet sink in | awk '/counter/ {

@@ -46,21 +46,8 @@ in_c systemctl start nfqd || fail "systemctl start nfqd failed"
 wait_active
 sys_flood_setup
 
-# The flood: one-second runs of the generator, one after another, until
-# the events are over; $TMP/sent gets the count (each run sends all of its
-# packets or fails).
-flood() {
-	local n=0
-
-	while [ ! -e "$TMP/stop" ]; do
-		in_c nfqd-gen -d 127.0.0.1 -n "$RATE" -r "$RATE" -S "$SYS_SRCS" -q \
-			|| { echo "generator failed after $n" >"$TMP/sent"; return 1; }
-		n=$((n + RATE))
-	done
-	echo "$n" >"$TMP/sent"
-}
 log "flood at $RATE packets/s; events: $EVENTS"
-flood &
+sys_flood "$RATE" &
 gen=$!
 bg_pid "$gen"
 sleep "$GAP"

@@ -47,16 +47,6 @@ table inet sink {
 }
 NFT
 
-# The stream: one-second runs of the generator until $TMP/stop.
-flood() {
-	local n=0
-	while [ ! -e "$TMP/stop" ]; do
-		in_c nfqd-gen -d 127.0.0.1 -n "$RATE" -r "$RATE" -S "$SYS_SRCS" -q \
-			|| { echo "generator failed after $n" >"$TMP/sent"; return 1; }
-		n=$((n + RATE))
-	done
-	echo "$n" >"$TMP/sent"
-}
 # Start the unit once the previous instance's cgroup is gone: systemd 252
 # in a container can fail a start that comes while the old cgroup is
 # still being removed (status 219/CGROUP, "Failed to kill control group
@@ -79,7 +69,7 @@ start_unit() {
 	return 1
 }
 since=$(in_c date '+%Y-%m-%d %H:%M:%S')
-flood &
+sys_flood "$RATE" &
 gen=$!
 bg_pid "$gen"
 for c in $(seq 1 "$CYCLES"); do
