@@ -89,6 +89,10 @@ struct conf_set {
 	char *name;
 	enum set_type type;
 	bool interval;			/* "flags interval": prefixes/ranges allowed */
+	bool timeout;			/* "flags timeout": elements may expire */
+	uint64_t timeout_ms;		/* "timeout D": default; 0: none */
+	uint32_t size;			/* "size N": most runtime elements;
+					 * 0: not given (DYNSET_DEFAULT_SIZE) */
 	struct conf_elem *elems;	/* inline "elements = { ... }" */
 	unsigned n_elems;
 	char *file;			/* "file PATH": read by policy_build() */
@@ -222,6 +226,16 @@ int conf_set_file_read(const struct conf *c, const struct conf_set *s,
 
 /* The path conf_set_file_read() opens (malloc'd; NULL on ENOMEM). */
 char *conf_set_file_path(const struct conf *c, const struct conf_set *s);
+
+/*
+ * A duration as nfqd.conf(5) writes it: digits and a unit, "500ms", "30s",
+ * "10m", "1h", "2d". 0 with *MS set, or -EINVAL (no unit, zero, too big).
+ */
+int conf_parse_duration(const char *text, uint64_t *ms);
+
+/* Print MS as the largest unit that divides it ("1h", "90s", "500ms")
+ * into BUF (at least 24 bytes). */
+void conf_format_duration(uint64_t ms, char *buf, size_t size);
 
 /* Names for output: "input", "accept", "ipv4_addr", ... */
 const char *conf_hook_name(enum conf_hook_id hook);

@@ -15,6 +15,8 @@
 
 struct pkt;
 struct decision;
+struct dynset;
+struct set;
 struct ifcache;
 struct policy;
 
@@ -73,6 +75,35 @@ uint32_t policy_kernel_flags(const struct policy *p);
 /* "FILE:LINE:COL: RULE" of the first rule that needs kernel flag FLAG
  * (one NFQA_CFG_F_* bit), or NULL. For errors naming the rule. */
 const char *policy_flag_user(const struct policy *p, uint32_t flag);
+
+/*
+ * Before P replaces OLD (main thread, nothing may fail after this): each
+ * named set that keeps its name and type takes over OLD's runtime
+ * elements (the same object, so nothing added meanwhile is lost, and
+ * its new "size" and "timeout" apply); the runtime elements of a set
+ * that is gone or changed type are dropped, with a warning in the log.
+ */
+void policy_share_dynsets(struct policy *p, const struct policy *old);
+
+/* The named sets, for "nfqd-ctl sets" and "nfqd-ctl set ..." (main
+ * thread; the pointers live as long as P). */
+struct policy_set_view {
+	const char *name;
+	enum set_type type;
+	const char *file;		/* "file PATH", or NULL */
+	bool timeout;			/* "flags timeout" */
+	const struct set *elems;	/* config and file elements */
+	const struct set *inline_elems;	/* the config's alone when the set
+					 * has a file too, else NULL */
+	struct dynset *dyn;		/* runtime elements; NULL: ifname */
+};
+unsigned policy_set_count(const struct policy *p);
+/* Free the runtime elements that have expired (main thread). */
+void policy_sets_sweep(struct policy *p);
+/* Index of set NAME, or -1. */
+int policy_set_find(const struct policy *p, const char *name);
+void policy_set_get(const struct policy *p, unsigned i,
+		    struct policy_set_view *out);
 
 /* Introspection for "nfqd-ctl rules" (counters summed over slots). */
 unsigned policy_rule_count(const struct policy *p, enum conf_hook_id h);

@@ -401,11 +401,17 @@ static void set_flags(struct pstate *st, struct pset *ps, const struct pval *v)
 			ps->set.interval = true;
 			continue;
 		}
+		if (e->kind == PE_ONE && e->a.kind == ATOM_WORD &&
+		    strcmp(e->a.text, "timeout") == 0) {
+			ps->set.timeout = true;
+			continue;
+		}
 		conf_error(st, &e->loc, "unknown set flag \"%s\"; expected "
-			   "interval", e->a.text);
+			   "interval or timeout", e->a.text);
 	}
 	if (v->setref || v->n == 0)
-		conf_error(st, &v->loc, "\"flags\" expects interval");
+		conf_error(st, &v->loc, "\"flags\" expects interval or "
+			   "timeout");
 }
 
 static void set_type(struct pstate *st, struct pset *ps, const struct pval *v)
@@ -422,6 +428,32 @@ static void set_type(struct pstate *st, struct pset *ps, const struct pval *v)
 	}
 	ps->set.type = (enum set_type)t;
 	ps->have_type = true;
+}
+
+static void set_size(struct pstate *st, struct pset *ps, const struct pval *v)
+{
+	const struct atom *a = single(v);
+
+	if (!a || a->kind != ATOM_NUM || a->num == 0 ||
+	    a->num > NFQD_MAX_SET_SIZE) {
+		conf_error(st, &v->loc, "\"size\" expects a number of "
+			   "elements from 1 to %u", NFQD_MAX_SET_SIZE);
+		return;
+	}
+	ps->set.size = (uint32_t)a->num;
+}
+
+static void set_timeout(struct pstate *st, struct pset *ps,
+			const struct pval *v)
+{
+	const struct atom *a = single(v);
+
+	if (!a || (a->kind != ATOM_WORD && a->kind != ATOM_NUM) ||
+	    conf_parse_duration(a->text, &ps->set.timeout_ms)) {
+		conf_error(st, &v->loc, "\"timeout\" expects a duration: "
+			   "500ms, 30s, 10m, 1h or 2d");
+		return;
+	}
 }
 
 static void set_file(struct pstate *st, struct pset *ps, const struct pval *v)
@@ -442,7 +474,7 @@ void conf_pst_set_prop(struct pstate *st, const struct atom *name, bool eq,
 		       struct pval **v)
 {
 	static const char *const props[] = { "type", "flags", "elements",
-					     "file" };
+					     "file", "size", "timeout" };
 	struct pset *ps = st->cur_set;
 	unsigned i;
 
@@ -453,7 +485,8 @@ void conf_pst_set_prop(struct pstate *st, const struct atom *name, bool eq,
 			break;
 	if (i == ARRAY_SIZE(props)) {
 		conf_error(st, &name->loc, "unknown set property \"%s\"; "
-			   "expected one of: type, flags, elements, file",
+			   "expected one of: type, flags, elements, file, "
+			   "size, timeout",
 			   name->text);
 		return;
 	}
@@ -463,7 +496,8 @@ void conf_pst_set_prop(struct pstate *st, const struct atom *name, bool eq,
 		return;
 	}
 	if ((i == 0 && ps->have_type) || (i == 1 && ps->have_flags) ||
-	    (i == 2 && ps->have_elems) || (i == 3 && ps->set.file)) {
+	    (i == 2 && ps->have_elems) || (i == 3 && ps->set.file) ||
+	    (i == 4 && ps->set.size) || (i == 5 && ps->set.timeout_ms)) {
 		conf_error(st, &name->loc, "duplicate \"%s\" in set \"%s\"",
 			   name->text, ps->set.name);
 		return;
@@ -477,8 +511,12 @@ void conf_pst_set_prop(struct pstate *st, const struct atom *name, bool eq,
 		ps->have_elems = true;
 		ps->elems = *v;
 		*v = NULL;
-	} else {
+	} else if (i == 3) {
 		set_file(st, ps, *v);
+	} else if (i == 4) {
+		set_size(st, ps, *v);
+	} else {
+		set_timeout(st, ps, *v);
 	}
 }
 
@@ -559,6 +597,9 @@ void conf_pst_set_end(struct pstate *st)
 		set_bad(st, ps);
 		return;
 	}
+	if (ps->set.timeout_ms && !ps->set.timeout)
+		conf_error(st, &ps->set.loc, "set \"%s\" has a timeout but "
+			   "not \"flags timeout;\"; add it", ps->set.name);
 	if (ps->elems)
 		set_elems(st, ps);
 	conf_pval_free(ps->elems);

@@ -270,8 +270,18 @@ static int put_set(FILE *f, const struct conf *c, const struct conf_set *s,
 		l.n = canon(l.v, l.n);
 		fprintf(f, "set %s { type %s; ", s->name,
 			conf_set_type_name(s->type));
-		if (s->interval)
-			fputs("flags interval; ", f);
+		if (s->interval || s->timeout)
+			fprintf(f, "flags %s%s%s; ", s->interval ? "interval" : "",
+				s->interval && s->timeout ? ", " : "",
+				s->timeout ? "timeout" : "");
+		if (s->size)
+			fprintf(f, "size %u; ", s->size);
+		if (s->timeout_ms) {
+			char dur[32];
+
+			conf_format_duration(s->timeout_ms, dur, sizeof(dur));
+			fprintf(f, "timeout %s; ", dur);
+		}
 		fputs("elements = ", f);
 		put_elems(f, l.v, l.n, s->type == SET_MARK, true);
 		fputs("; }\n", f);

@@ -15,6 +15,7 @@
 
 #include "conf.h"
 #include "ctl_cmd.h"
+#include "ctl_sets.h"
 #include "log.h"
 #include "policy.h"
 #include "proto.h"
@@ -39,7 +40,8 @@ static int set_u64(json_t *o, const char *key, uint64_t v)
 	return json_object_set_new(o, key, json_integer((json_int_t)v));
 }
 
-static int cmd_status(const struct ctl_ops *ops, json_t **out)
+static int cmd_status(const struct ctl_ops *ops,
+		      const struct proto_request *req, json_t **out)
 {
 	struct registry *r;
 	json_t *o, *queues, *adopted;
@@ -108,7 +110,8 @@ static json_t *stats_row_json(const struct stats_row *w)
 	return o;
 }
 
-static int cmd_stats(const struct ctl_ops *ops, json_t **out)
+static int cmd_stats(const struct ctl_ops *ops,
+		      const struct proto_request *r, json_t **out)
 {
 	struct stats_row *rows;
 	json_t *queues;
@@ -157,7 +160,8 @@ static json_t *hook_json(const struct policy *p, enum conf_hook_id h)
 			 "rules", rules);
 }
 
-static int cmd_rules(const struct ctl_ops *ops, json_t **out)
+static int cmd_rules(const struct ctl_ops *ops,
+		      const struct proto_request *r, json_t **out)
 {
 	struct ctl_status st;
 	struct policy *p;
@@ -207,7 +211,8 @@ static json_t *reload_error_json(const char *errors, int err)
 	return o;
 }
 
-static int cmd_reload(const struct ctl_ops *ops, json_t **out)
+static int cmd_reload(const struct ctl_ops *ops,
+		      const struct proto_request *r, json_t **out)
 {
 	struct ctl_status st;
 	char *errors = NULL;
@@ -228,7 +233,8 @@ static int cmd_reload(const struct ctl_ops *ops, json_t **out)
 	return *out ? 0 : -ENOMEM;
 }
 
-static int cmd_counters_reset(const struct ctl_ops *ops, json_t **out)
+static int cmd_counters_reset(const struct ctl_ops *ops,
+		      const struct proto_request *r, json_t **out)
 {
 	ops->counters_reset(ops->ctx);
 	log_info("control: counters reset");
@@ -236,17 +242,39 @@ static int cmd_counters_reset(const struct ctl_ops *ops, json_t **out)
 	return *out ? 0 : -ENOMEM;
 }
 
+static int cmd_sets(const struct ctl_ops *ops, const struct proto_request *r,
+		    json_t **out)
+{
+	return ctl_sets_list(registry_policy(ops->root), out);
+}
+
+static int cmd_set(const struct ctl_ops *ops, const struct proto_request *r,
+		   json_t **out)
+{
+	struct policy *p = registry_policy(ops->root);
+
+	if (!p) {
+		*out = ctl_error_json("no policy loaded yet");
+		return 1;
+	}
+	return ctl_set_cmd(p, r, out);
+}
+
 /* The daemon's command table: words of the request, handler. */
 static const struct ctl_cmd {
 	const char *name;
 	const char *sub;	/* required second word, or NULL for none */
-	int (*run)(const struct ctl_ops *ops, json_t **out);
+	bool more;		/* the handler checks the other words */
+	int (*run)(const struct ctl_ops *ops, const struct proto_request *r,
+		   json_t **out);
 } commands[] = {
-	{ "status", NULL, cmd_status },
-	{ "stats", NULL, cmd_stats },
-	{ "rules", NULL, cmd_rules },
-	{ "reload", NULL, cmd_reload },
-	{ "counters", "reset", cmd_counters_reset },
+	{ "status", NULL, false, cmd_status },
+	{ "stats", NULL, false, cmd_stats },
+	{ "rules", NULL, false, cmd_rules },
+	{ "reload", NULL, false, cmd_reload },
+	{ "counters", "reset", false, cmd_counters_reset },
+	{ "sets", NULL, false, cmd_sets },
+	{ "set", NULL, true, cmd_set },
 };
 
 static const struct ctl_cmd *cmd_find(const struct proto_request *r)
@@ -256,6 +284,10 @@ static const struct ctl_cmd *cmd_find(const struct proto_request *r)
 
 		if (strcmp(r->argv[0], c->name) != 0)
 			continue;
+		if (c->more)
+			return c;
+		if (r->data_len)
+			return NULL;
 		if (c->sub ? r->argc == 2 && strcmp(r->argv[1], c->sub) == 0
 			   : r->argc == 1)
 			return c;
@@ -277,9 +309,11 @@ int ctl_cmd_run(const struct ctl_ops *ops, const struct proto_request *r,
 				      r->argc > 1 ? r->argv[1] : "");
 		return PROTO_ST_UNKNOWN;
 	}
-	ret = c->run(ops, out);
+	ret = c->run(ops, r, out);
 	if (ret == 0)
 		return PROTO_ST_OK;
+	if (ret == CTL_SETS_BADARGS)
+		return PROTO_ST_UNKNOWN;
 	if (ret > 0)
 		return PROTO_ST_FAILED;
 	json_decref(*out);

@@ -36,6 +36,7 @@
 /* Kernel flags the policy may ask for; probed once at start. */
 #define OPTIONAL_KFLAGS (NFQA_CFG_F_UID_GID | NFQA_CFG_F_CONNTRACK)
 #define LOG_FLUSH_SECONDS	0.1	/* workers' log lines reach stderr */
+#define SWEEP_SECONDS		1.0	/* expired set elements are freed */
 #define RECONF_WAIT_MS		3000	/* a reload waits for the kernel */
 
 
@@ -435,6 +436,15 @@ static void on_log_timer(struct ev_loop *loop, ev_timer *w, int revents)
 	log_rings_flush();
 }
 
+/* Expired runtime elements stop matching on their own (lookups check
+ * the time); this frees them. */
+static void on_sweep_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct nfqd *d = w->data;
+
+	policy_sets_sweep(registry_policy(&d->reg));
+}
+
 static void watch_signals(struct nfqd *d)
 {
 	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT };
@@ -467,6 +477,10 @@ int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 	ev_timer_init(&d->log_timer, on_log_timer, LOG_FLUSH_SECONDS,
 		      LOG_FLUSH_SECONDS);
 	ev_timer_start(d->loop, &d->log_timer);
+	ev_timer_init(&d->sweep_timer, on_sweep_timer, SWEEP_SECONDS,
+		      SWEEP_SECONDS);
+	d->sweep_timer.data = d;
+	ev_timer_start(d->loop, &d->sweep_timer);
 
 	rc = load_conf(config_path, builtin, &d->conf, &dg);
 	diag_log(&dg, "");
@@ -765,6 +779,7 @@ static int reload_with(struct nfqd *d, struct conf *nc, struct diags *dg)
 		if (!pl->opened[i] && nc->opts.rcvbuf != d->conf->opts.rcvbuf)
 			queue_set_rcvbuf(pl->next->q[i], nc->opts.rcvbuf);
 	/* Only now: every queue has the kernel flags P needs. */
+	policy_share_dynsets(p, old);
 	policy_free(registry_publish_policy(&d->reg, p));
 	commit_plan(d, pl);
 	free(pl);
@@ -856,6 +871,7 @@ static void free_queues(struct nfqd *d)
 void nfqd_stop(struct nfqd *d)
 {
 	ev_timer_stop(d->loop, &d->log_timer);
+	ev_timer_stop(d->loop, &d->sweep_timer);
 	shutdown_queues(d);
 	free_queues(d);
 	log_rings_flush();

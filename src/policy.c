@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "log.h"
 #include "pkt.h"
 #include "policy.h"
 #include "policy_index.h"
@@ -172,9 +173,46 @@ static struct set *compile_set(const struct conf *c, const struct conf_set *cs,
 	return s;
 }
 
+/* The inline elements alone, to tell "config" from "file" elements. */
+static struct set *inline_only(const struct conf_set *cs)
+{
+	struct set *s = set_new(set_type_kind(cs->type));
+
+	for (unsigned i = 0; s && i < cs->n_elems; i++)
+		policy_add_elem(s, &cs->elems[i]);
+	if (s && set_finish(s)) {
+		set_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Name, file and runtime part of named set CS. */
+static int compile_named(struct pnamed *pn, const struct conf_set *cs)
+{
+	enum set_kind kind = set_type_kind(cs->type);
+
+	pn->type = cs->type;
+	pn->timeout = cs->timeout;
+	pn->name = strdup(cs->name);
+	if (!pn->name || (cs->file && !(pn->file = strdup(cs->file))))
+		return -ENOMEM;
+	if (cs->file && cs->n_elems && !(pn->inline_elems = inline_only(cs)))
+		return -ENOMEM;
+	if (kind == SETK_STR)
+		return 0;
+	pn->dyn = dynset_new(kind, cs->type,
+			     cs->size ? cs->size : DYNSET_DEFAULT_SIZE,
+			     cs->timeout_ms * 1000000ull);
+	return pn->dyn ? 0 : -ENOMEM;
+}
+
 static int compile_sets(struct policy *p, const struct conf *c,
 			struct diags *d)
 {
+	p->named = calloc(c->n_sets ? c->n_sets : 1, sizeof(*p->named));
+	if (!p->named)
+		return -ENOMEM;
 	for (unsigned i = 0; i < c->n_sets; i++) {
 		struct set *s = compile_set(c, &c->sets[i], d);
 
@@ -182,6 +220,9 @@ static int compile_sets(struct policy *p, const struct conf *c,
 			set_free(s);
 			return -ENOMEM;
 		}
+		p->n_named++;
+		if (compile_named(&p->named[i], &c->sets[i]))
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -292,6 +333,7 @@ static int compile_match(struct policy *p, const struct conf *c,
 			return 0;
 		}
 		m->set = p->sets[i];
+		m->dyn = p->named[i].dyn;
 		find_spans(m);
 		return 0;
 	}
@@ -528,6 +570,95 @@ void policy_use_ifcache(struct policy *p, const struct ifcache *ifc)
 	p->ifc = ifc;
 }
 
+static struct pnamed *named_find(const struct policy *p, const char *name)
+{
+	for (unsigned i = 0; p && i < p->n_named; i++)
+		if (strcmp(p->named[i].name, name) == 0)
+			return &p->named[i];
+	return NULL;
+}
+
+/* P's set I takes OLD's runtime part, whose elements stay. */
+static void take_dynset(struct policy *p, unsigned i, struct dynset *old)
+{
+	struct pnamed *pn = &p->named[i];
+
+	dynset_configure(old, dynset_max(pn->dyn), dynset_default_timeout(pn->dyn));
+	for (unsigned r = 0; r < p->n_rules; r++)
+		for (unsigned j = 0; j < p->rules[r].n_m; j++)
+			if (p->rules[r].m[j].dyn == pn->dyn)
+				p->rules[r].m[j].dyn = old;
+	dynset_unref(pn->dyn);
+	pn->dyn = dynset_ref(old);
+}
+
+static void log_dropped(const struct pnamed *on, const char *why)
+{
+	struct dynset_stats st;
+
+	dynset_get_stats(on->dyn, &st);
+	if (st.n)
+		log_warn("set %s: %s: %zu runtime elements dropped",
+			   on->name, why, st.n);
+}
+
+void policy_sets_sweep(struct policy *p)
+{
+	uint64_t now = dynset_now();
+
+	for (unsigned i = 0; p && i < p->n_named; i++) {
+		struct dynset *ds = p->named[i].dyn;
+
+		if (ds && dynset_sweep(ds, now))
+			dynset_reclaim(ds);
+		if (ds)
+			dynset_grow(ds);
+	}
+}
+
+unsigned policy_set_count(const struct policy *p)
+{
+	return p ? p->n_named : 0;
+}
+
+int policy_set_find(const struct policy *p, const char *name)
+{
+	const struct pnamed *pn = named_find(p, name);
+
+	return pn ? (int)(pn - p->named) : -1;
+}
+
+void policy_set_get(const struct policy *p, unsigned i,
+		    struct policy_set_view *out)
+{
+	const struct pnamed *pn = &p->named[i];
+
+	out->name = pn->name;
+	out->type = pn->type;
+	out->file = pn->file;
+	out->timeout = pn->timeout;
+	out->elems = p->sets[i];
+	out->inline_elems = pn->inline_elems;
+	out->dyn = pn->dyn;
+}
+
+void policy_share_dynsets(struct policy *p, const struct policy *old)
+{
+	for (unsigned i = 0; old && i < old->n_named; i++) {
+		const struct pnamed *on = &old->named[i];
+		struct pnamed *nn = named_find(p, on->name);
+
+		if (!on->dyn)
+			continue;
+		if (!nn)
+			log_dropped(on, "removed from the config");
+		else if (!nn->dyn || dynset_type(nn->dyn) != dynset_type(on->dyn))
+			log_dropped(on, "type changed");
+		else
+			take_dynset(p, (unsigned)(nn - p->named), on->dyn);
+	}
+}
+
 void policy_free(struct policy *p)
 {
 	if (!p)
@@ -547,6 +678,13 @@ void policy_free(struct policy *p)
 	for (unsigned i = 0; i < p->n_sets; i++)
 		set_free(p->sets[i]);
 	free(p->sets);
+	for (unsigned i = 0; i < p->n_named; i++) {
+		free(p->named[i].name);
+		free(p->named[i].file);
+		set_free(p->named[i].inline_elems);
+		dynset_unref(p->named[i].dyn);
+	}
+	free(p->named);
 	free(p->rules);
 	free(p->lims);
 	free(p->lls);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "dynset.h"
 #include "policy.h"
 #include "set.h"
 
@@ -39,6 +40,8 @@ struct cmatch {
 	enum match_field field;
 	bool negate;
 	const struct set *set;		/* values; owned by policy->sets */
+	struct dynset *dyn;		/* a named set's runtime elements, or
+					 * NULL (inline values) */
 	/* A 32-bit set of at most CMATCH_SPANS ranges ("udp dport 53",
 	 * "tcp dport { 80, 443 }") is compared inline: no lookup call.
 	 * 0: look the value up in the set. */
@@ -79,6 +82,18 @@ struct chook {
 	struct pidx *idx[2];		/* their classifiers */
 };
 
+/* A named set: its static part is policy->sets[i]. */
+struct pnamed {
+	char *name;
+	enum set_type type;
+	char *file;			/* "file PATH" as written, or NULL */
+	bool timeout;			/* "flags timeout" */
+	struct set *inline_elems;	/* "elements = {...}" alone, when the
+					 * set has a file too (origin for
+					 * "set list"); else NULL */
+	struct dynset *dyn;		/* runtime part, NULL for ifname */
+};
+
 struct policy {
 	unsigned nslots;
 	enum policy_eval eval;
@@ -87,6 +102,9 @@ struct policy {
 	struct chook hooks[HOOK_MAX];
 	struct set **sets;		/* named and inline; all owned */
 	unsigned n_sets;
+	struct pnamed *named;		/* the named sets, config order:
+					 * sets[i] is named[i]'s static part */
+	unsigned n_named;
 	struct limiter *lims;
 	unsigned n_lims;
 	struct log_limit *lls;

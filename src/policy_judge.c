@@ -70,7 +70,10 @@ static bool match_value(const struct policy *p, const struct cmatch *m,
 	case MATCH_IP6_SADDR:
 	case MATCH_IP6_DADDR:
 		*st = field_u128(pkt, m->field, &a);
-		return set_has_u128(m->set, a);
+		if (*st != PKT_PRESENT)
+			return false;
+		return set_has_u128(m->set, a) ||
+		       (m->dyn && dynset_has_u128(m->dyn, a));
 	case MATCH_IIFNAME:
 	case MATCH_OIFNAME:
 		*st = field_name(p->ifc, pkt, m->field, name);
@@ -88,7 +91,10 @@ static bool match_value(const struct policy *p, const struct cmatch *m,
 		return limiter_take(m->lim);
 	default:
 		*st = field_u32(pkt, m->field, m->mask, &v);
-		return m->n_span ? in_spans(m, v) : set_has_u32(m->set, v);
+		if (m->n_span ? in_spans(m, v) : set_has_u32(m->set, v))
+			return true;
+		return m->dyn && *st == PKT_PRESENT &&
+		       dynset_has_u32(m->dyn, v);
 	}
 }
 

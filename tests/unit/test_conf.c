@@ -692,10 +692,20 @@ static const struct err_case err_cases[] = {
 	  "t.conf:1:35: bad interface name \"a234567890123456\"; expected "
 	  "1..15 characters, '*' only at the end\n" },
 	{ "set s { type ipv4_addr; flags constant; }",
-	  "t.conf:1:31: unknown set flag \"constant\"; expected interval\n" },
-	{ "set s { type ipv4_addr; size 5; }",
-	  "t.conf:1:25: unknown set property \"size\"; expected one of: type, "
-	  "flags, elements, file\n" },
+	  "t.conf:1:31: unknown set flag \"constant\"; expected interval or "
+	  "timeout\n" },
+	{ "set s { type ipv4_addr; depth 5; }",
+	  "t.conf:1:25: unknown set property \"depth\"; expected one of: type, "
+	  "flags, elements, file, size, timeout\n" },
+	{ "set s { type ipv4_addr; size 0; }",
+	  "t.conf:1:30: \"size\" expects a number of elements from 1 to "
+	  "16777216\n" },
+	{ "set s { type ipv4_addr; flags timeout; timeout 10; }",
+	  "t.conf:1:48: \"timeout\" expects a duration: 500ms, 30s, 10m, 1h "
+	  "or 2d\n" },
+	{ "set s { type ipv4_addr; timeout 10s; }",
+	  "t.conf:1:5: set \"s\" has a timeout but not \"flags timeout;\"; "
+	  "add it\n" },
 	{ "set s { type ipv4_addr; elements { 1.2.3.4 }; }",
 	  "t.conf:1:25: expected '=' after \"elements\"\n" },
 	{ "set s { type ipv4_addr; type ipv4_addr; }",
