@@ -55,6 +55,9 @@ struct conf_options {
 	uint32_t bypass_mark;			/* 0x40000000 */
 	enum verdict_kind incomplete_verdict;	/* drop (or accept) */
 	enum verdict_kind orphan_verdict;	/* repeat, accept or drop */
+	char *set_state_file;			/* NULL: sets.state beside
+						 * the control socket */
+	bool set_state_none;			/* "set-state-file none" */
 };
 
 enum set_type {

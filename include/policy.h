@@ -98,6 +98,17 @@ struct policy_set_view {
 	struct dynset *dyn;		/* runtime elements; NULL: ifname */
 };
 unsigned policy_set_count(const struct policy *p);
+/*
+ * A runtime element's text as a 16-byte key of a set of TYPE (dynset.h:
+ * U32 values host order in the first four bytes): NULL, or why not (in
+ * BUF). Only single values. And back: its text into BUF.
+ */
+const char *policy_elem_key(enum set_type type, const char *text,
+			    uint8_t k[16], char *buf, size_t size);
+void policy_elem_text(enum set_type type, const uint8_t k[16], char *buf,
+		      size_t size);
+void policy_u32_text(enum set_type type, uint32_t v, char *buf, size_t size);
+
 /* Free the runtime elements that have expired (main thread). */
 void policy_sets_sweep(struct policy *p);
 /* Index of set NAME, or -1. */

@@ -16,7 +16,7 @@ enum opt_id {
 	O_QUEUES, O_QUEUE_BASE, O_QUEUE_MAXLEN, O_COPY_RANGE, O_FAIL_OPEN,
 	O_GSO, O_BATCH, O_RCVBUF, O_CPU_PIN, O_STATS_FILE, O_STATS_INTERVAL,
 	O_CONTROL_SOCKET, O_LOG_LEVEL, O_USER, O_CONTROL_GROUP, O_BYPASS_MARK,
-	O_INCOMPLETE_VERDICT, O_ORPHAN_VERDICT,
+	O_INCOMPLETE_VERDICT, O_ORPHAN_VERDICT, O_SET_STATE_FILE,
 };
 
 enum opt_type { OT_QUEUES, OT_NUM, OT_BOOL, OT_STR, OT_LEVEL, OT_VERDICT };
@@ -53,6 +53,7 @@ static const struct opt_def opt_defs[] = {
 				   NULL, false },
 	[O_ORPHAN_VERDICT] = { "orphan-verdict", OT_VERDICT, 0, 0, NULL,
 			       false },
+	[O_SET_STATE_FILE] = { "set-state-file", OT_STR, 0, 0, NULL, false },
 };
 
 static const struct atom *single(const struct pval *v)
@@ -123,6 +124,27 @@ static void opt_str(struct pstate *st, const struct opt_def *d,
 	}
 	free(*out);
 	*out = s;
+}
+
+/* "PATH" or the word none. */
+static void opt_state_file(struct pstate *st, const struct opt_def *d,
+			   const struct pval *v, struct conf_options *o)
+{
+	const struct atom *a = single(v);
+
+	if (a && a->kind == ATOM_WORD && strcmp(a->text, "none") == 0) {
+		free(o->set_state_file);
+		o->set_state_file = NULL;
+		o->set_state_none = true;
+		return;
+	}
+	if (!a || a->kind != ATOM_STR || !a->text[0]) {
+		conf_error(st, &v->loc, "\"%s\" expects a path in double "
+			   "quotes or none", d->name);
+		return;
+	}
+	o->set_state_none = false;
+	opt_str(st, d, v, &o->set_state_file);
 }
 
 static void opt_level(struct pstate *st, const struct pval *v, int *out)
@@ -291,6 +313,9 @@ static void opt_store(struct pstate *st, enum opt_id id, const struct pval *v)
 		return;
 	case O_USER:
 		opt_str(st, d, v, &o->user);
+		return;
+	case O_SET_STATE_FILE:
+		opt_state_file(st, d, v, o);
 		return;
 	case O_CONTROL_GROUP:
 		opt_str(st, d, v, &o->control_group);

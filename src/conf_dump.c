@@ -244,6 +244,9 @@ static void put_options(FILE *f, const struct conf_options *o)
 	fprintf(f, "\tlog-level %s;\n", level_name(o->log_level));
 	put_str_opt(f, "user", o->user);
 	put_str_opt(f, "control-group", o->control_group);
+	put_str_opt(f, "set-state-file", o->set_state_file);
+	if (o->set_state_none)
+		fputs("\tset-state-file none;\n", f);
 	fprintf(f, "\tbypass-mark 0x%x;\n", o->bypass_mark);
 	fprintf(f, "\tincomplete-verdict %s;\n",
 		conf_verdict_name(o->incomplete_verdict));

@@ -34,77 +34,6 @@ static json_t *err_json(const char *fmt, ...)
 	return json_pack("{s:s}", "error", msg);
 }
 
-/* ---- element text <-> key ---- */
-
-static void key_of_u32(uint32_t v, uint8_t k[16])
-{
-	memset(k, 0, 16);
-	memcpy(k, &v, sizeof(v));
-}
-
-static uint32_t u32_of(const uint8_t *a)
-{
-	return (uint32_t)a[0] << 24 | a[1] << 16 | a[2] << 8 | a[3];
-}
-
-/* TEXT as a single value of TYPE into K. NULL, or why not (in BUF). */
-static const char *parse_key(const char *text, enum set_type type,
-			     uint8_t k[16], char *buf, size_t size)
-{
-	struct conf_elem el;
-	char *msg = NULL;
-	bool one;
-
-	if (conf_parse_elem(text, type, true, &el, &msg)) {
-		snprintf(buf, size, "%s", msg ? msg : "bad element");
-		free(msg);
-		return buf;
-	}
-	free(el.str);
-	if (el.kind == ELEM_ADDR) {
-		one = memcmp(el.alo, el.ahi, 16) == 0;
-		if (type == SET_IPV4_ADDR)
-			key_of_u32(u32_of(el.alo), k);
-		else
-			memcpy(k, el.alo, 16);
-	} else {
-		one = el.lo == el.hi;
-		key_of_u32((uint32_t)el.lo, k);
-	}
-	if (!one) {
-		snprintf(buf, size, "runtime elements are single values; "
-			 "put prefixes and ranges in the config or the set's "
-			 "file");
-		return buf;
-	}
-	return NULL;
-}
-
-static void format_u32(enum set_type type, uint32_t v, char *buf,
-		       size_t size)
-{
-	if (type == SET_IPV4_ADDR)
-		snprintf(buf, size, "%u.%u.%u.%u", v >> 24, (v >> 16) & 0xff,
-			 (v >> 8) & 0xff, v & 0xff);
-	else if (type == SET_MARK)
-		snprintf(buf, size, "0x%x", v);
-	else
-		snprintf(buf, size, "%u", v);
-}
-
-static void format_key(enum set_type type, const uint8_t k[16], char *buf,
-		       size_t size)
-{
-	uint32_t v;
-
-	if (type == SET_IPV6_ADDR) {
-		inet_ntop(AF_INET6, k, buf, (socklen_t)size);
-		return;
-	}
-	memcpy(&v, k, sizeof(v));
-	format_u32(type, v, buf, size);
-}
-
 /* ---- sets ---- */
 
 static json_t *set_json(struct policy *p, unsigned i)
@@ -207,8 +136,8 @@ static void static_text(const struct lister *l, const void *lo,
 		inet_ntop(AF_INET6, lo, a, sizeof(a));
 		inet_ntop(AF_INET6, hi, b, sizeof(b));
 	} else {
-		format_u32(l->type, *(const uint32_t *)lo, a, sizeof(a));
-		format_u32(l->type, *(const uint32_t *)hi, b, sizeof(b));
+		policy_u32_text(l->type, *(const uint32_t *)lo, a, sizeof(a));
+		policy_u32_text(l->type, *(const uint32_t *)hi, b, sizeof(b));
 	}
 	if (strcmp(a, b) == 0)
 		snprintf(buf, size, "%s", a);
@@ -231,7 +160,7 @@ static int list_runtime(void *arg, const uint8_t v[16],
 	struct lister *l = arg;
 	char text[64];
 
-	format_key(l->type, v, text, sizeof(text));
+	policy_elem_text(l->type, v, text, sizeof(text));
 	return list_add(l, text, origin == DYN_RULE ? "rule" : "runtime",
 			left_ns);
 }
@@ -302,7 +231,7 @@ static int parse_one(const struct policy_set_view *v, const char *text,
 	}
 	memcpy(buf, text, len);
 	buf[len] = '\0';
-	if (parse_key(buf, v->type, k, why, sizeof(why))) {
+	if (policy_elem_key(v->type, buf, k, why, sizeof(why))) {
 		*out = err_json("set %s: %s: %s", v->name, buf, why);
 		return 1;
 	}
@@ -414,7 +343,7 @@ static int apply_delete(const struct policy_set_view *v, struct keys *ks,
 	for (size_t i = 0; i < ks->n; i++) {
 		if (!is_static(v, ks->k[i]))
 			continue;
-		format_key(v->type, ks->k[i], text, sizeof(text));
+		policy_elem_text(v->type, ks->k[i], text, sizeof(text));
 		*out = err_json("set %s: %s comes from the %s; nothing "
 				"deleted: remove it there and reload", v->name,
 				text, v->file ? "config or its file" :

@@ -31,6 +31,7 @@
 #include "policy.h"
 #include "queue.h"
 #include "registry.h"
+#include "setstate.h"
 #include "stats.h"
 
 /* Kernel flags the policy may ask for; probed once at start. */
@@ -283,6 +284,7 @@ static int start_queues(struct nfqd *d, const uint16_t *nums, unsigned n)
 	struct registry *r = registry_alloc(n);
 	struct policy *p;
 	struct diags dg = { 0 };
+	char *state;
 	int rc;
 
 	if (!r)
@@ -299,6 +301,9 @@ static int start_queues(struct nfqd *d, const uint16_t *nums, unsigned n)
 		return rc;
 	}
 	policy_use_ifcache(p, d->ifc);
+	state = setstate_path(&d->conf->opts);
+	setstate_restore(p, state);
+	free(state);
 	/* Packets can arrive as soon as a queue is bound, and are judged
 	 * while waiting for the kernel's ACKs: publish the policy first. */
 	registry_publish_policy(&d->reg, p);
@@ -870,11 +875,16 @@ static void free_queues(struct nfqd *d)
 
 void nfqd_stop(struct nfqd *d)
 {
+	char *state;
+
 	ev_timer_stop(d->loop, &d->log_timer);
 	ev_timer_stop(d->loop, &d->sweep_timer);
 	shutdown_queues(d);
 	free_queues(d);
 	log_rings_flush();
+	state = d->conf ? setstate_path(&d->conf->opts) : NULL;
+	setstate_save(registry_policy(&d->reg), state);
+	free(state);
 	policy_free(registry_publish_policy(&d->reg, NULL));
 	ifcache_free(d->ifc);
 	d->ifc = NULL;

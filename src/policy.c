@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* policy.c - compiling the config's hook blocks into an immutable policy. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <linux/netfilter.h>
@@ -600,6 +601,77 @@ static void log_dropped(const struct pnamed *on, const char *why)
 	if (st.n)
 		log_warn("set %s: %s: %zu runtime elements dropped",
 			   on->name, why, st.n);
+}
+
+/* ---- runtime element text ---- */
+
+
+static void key_of_u32(uint32_t v, uint8_t k[16])
+{
+	memset(k, 0, 16);
+	memcpy(k, &v, sizeof(v));
+}
+
+static uint32_t u32_of(const uint8_t *a)
+{
+	return (uint32_t)a[0] << 24 | a[1] << 16 | a[2] << 8 | a[3];
+}
+
+/* TEXT as a single value of TYPE into K. NULL, or why not (in BUF). */
+const char *policy_elem_key(enum set_type type, const char *text,
+			    uint8_t k[16], char *buf, size_t size)
+{
+	struct conf_elem el;
+	char *msg = NULL;
+	bool one;
+
+	if (conf_parse_elem(text, type, true, &el, &msg)) {
+		snprintf(buf, size, "%s", msg ? msg : "bad element");
+		free(msg);
+		return buf;
+	}
+	free(el.str);
+	if (el.kind == ELEM_ADDR) {
+		one = memcmp(el.alo, el.ahi, 16) == 0;
+		if (type == SET_IPV4_ADDR)
+			key_of_u32(u32_of(el.alo), k);
+		else
+			memcpy(k, el.alo, 16);
+	} else {
+		one = el.lo == el.hi;
+		key_of_u32((uint32_t)el.lo, k);
+	}
+	if (!one) {
+		snprintf(buf, size, "runtime elements are single values; "
+			 "put prefixes and ranges in the config or the set's "
+			 "file");
+		return buf;
+	}
+	return NULL;
+}
+
+void policy_u32_text(enum set_type type, uint32_t v, char *buf, size_t size)
+{
+	if (type == SET_IPV4_ADDR)
+		snprintf(buf, size, "%u.%u.%u.%u", v >> 24, (v >> 16) & 0xff,
+			 (v >> 8) & 0xff, v & 0xff);
+	else if (type == SET_MARK)
+		snprintf(buf, size, "0x%x", v);
+	else
+		snprintf(buf, size, "%u", v);
+}
+
+void policy_elem_text(enum set_type type, const uint8_t k[16], char *buf,
+		      size_t size)
+{
+	uint32_t v;
+
+	if (type == SET_IPV6_ADDR) {
+		inet_ntop(AF_INET6, k, buf, (socklen_t)size);
+		return;
+	}
+	memcpy(&v, k, sizeof(v));
+	policy_u32_text(type, v, buf, size);
 }
 
 void policy_sets_sweep(struct policy *p)

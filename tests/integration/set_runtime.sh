@@ -19,6 +19,7 @@ options {
     queues 1;
     stats-file "$TMP/stats";
     control-socket "$SOCK";
+    ${2:-}
 }
 $1
 hook input {
@@ -172,5 +173,30 @@ until grep -q "set spare: type changed: 1 runtime elements dropped" "$TMP/nfqd.l
 	n=$((n + 1)); [ $n -lt 50 ] || fail "no log line for the dropped elements: $(cat "$TMP/nfqd.log")"
 	sleep 0.1
 done
+
+# A restart keeps them: saved at stop, restored at start (and the file
+# removed), with the time they had left.
+ctl set add blocked 192.0.2.1 >/dev/null || fail "add before restart"
+ctl set add blocked 192.0.2.50 timeout 1h >/dev/null || fail "add before restart"
 stop_nfqd
+[ -f "$TMP/sets.state" ] || fail "no state file at stop: $(cat "$TMP/nfqd.log")"
+grep -q "saved 2 runtime elements" "$TMP/nfqd.log" || fail "no save log line"
+start_nfqd "$NS_B" "$CONF"
+wait_bound "$NS_B" 0
+wait_file "$SOCK"
+grep -q "restored 2 runtime elements" "$TMP/nfqd.log" || fail "not restored: $(cat "$TMP/nfqd.log")"
+[ ! -e "$TMP/sets.state" ] || fail "state file left after start"
+ctl -j set list blocked >"$TMP/list.json"
+json_check "$TMP/list.json" "
+e = {x['element']: x for x in d['elements']}
+assert e['192.0.2.1']['expires'] is None and e['192.0.2.1']['origin'] == 'runtime', d
+assert 3500 < e['192.0.2.50']['expires'] <= 3600, d
+" || fail "elements after restart"
+[ "$(passed 2)" = 0 ] || fail "restored element does not drop"
+
+# set-state-file none: nothing saved.
+CONF=$(write_conf "$SETS" "set-state-file none;")
+ctl reload >/dev/null || fail "reload with set-state-file none"
+stop_nfqd
+[ ! -e "$TMP/sets.state" ] || fail "state saved with set-state-file none"
 log "ok"

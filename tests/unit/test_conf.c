@@ -539,7 +539,7 @@ static void test_errors_file(void **state)
 		"fail-open, gso, batch, rcvbuf, cpu-pin, stats-file, "
 		"stats-interval, control-socket, log-level, user, "
 		"control-group, bypass-mark, incomplete-verdict, "
-		"orphan-verdict\n"
+		"orphan-verdict, set-state-file\n"
 		"errors.conf:4:11: batch 0 out of range; expected 1..1024\n"
 		"errors.conf:6:1: syntax error, unexpected '}', expecting ';'\n"
 		"errors.conf:9:40: syntax error, unexpected '}', "
@@ -613,7 +613,7 @@ static const struct err_case err_cases[] = {
 	  "queues, queue-base, queue-maxlen, copy-range, fail-open, gso, "
 	  "batch, rcvbuf, cpu-pin, stats-file, stats-interval, "
 	  "control-socket, log-level, user, control-group, bypass-mark, "
-	  "incomplete-verdict, orphan-verdict\n" },
+	  "incomplete-verdict, orphan-verdict, set-state-file\n" },
 	{ "options { incomplete-verdict repeat; }",
 	  "t.conf:1:30: \"incomplete-verdict\" expects accept or drop\n" },
 	{ "options { incomplete-verdict maybe; }",
