@@ -446,8 +446,14 @@ static void on_log_timer(struct ev_loop *loop, ev_timer *w, int revents)
 static void on_sweep_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct nfqd *d = w->data;
+	double t0 = ev_time(), took;
 
 	policy_sets_sweep(registry_policy(&d->reg));
+	/* A walk over a million elements takes a while: keep the main
+	 * loop (control commands, reloads) free at least 90% of the time. */
+	took = ev_time() - t0;
+	w->repeat = took * 10 > SWEEP_SECONDS ? took * 10 : SWEEP_SECONDS;
+	ev_timer_again(loop, w);
 }
 
 static void watch_signals(struct nfqd *d)

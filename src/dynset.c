@@ -28,6 +28,8 @@ struct dynset {
 	unsigned refs;			/* main thread only */
 	struct cds_lfht *ht;
 	_Atomic size_t n;
+	_Atomic size_t timed;		/* of them with an expiry: the
+					 * sweeper skips a set without */
 	_Atomic size_t max;
 	_Atomic uint64_t timeout_ns;
 	_Atomic uint64_t adds, deletes, expiries, full;
@@ -212,9 +214,21 @@ static uint64_t expiry(uint64_t timeout_ns)
 	return timeout_ns ? dynset_now() + timeout_ns : 0;
 }
 
-/* An element already there: revive it if expired, refresh if asked. */
-static int add_existing(struct dynelem *e, uint64_t timeout_ns, bool refresh)
+/* Count an element's expiry going from OLD to NEW. */
+static void note_timed(struct dynset *s, uint64_t old, uint64_t new)
 {
+	if (!old && new)
+		atomic_fetch_add_explicit(&s->timed, 1, memory_order_relaxed);
+	else if (old && !new)
+		atomic_fetch_sub_explicit(&s->timed, 1, memory_order_relaxed);
+}
+
+/* An element already there: revive it if expired, refresh if asked. */
+static int add_existing(struct dynset *s, struct dynelem *e,
+			uint64_t timeout_ns, bool refresh)
+{
+	uint64_t nexp;
+
 	uint64_t exp = atomic_load_explicit(&e->expires, memory_order_relaxed);
 	bool expired = exp && dynset_now() >= exp;
 
@@ -223,10 +237,11 @@ static int add_existing(struct dynelem *e, uint64_t timeout_ns, bool refresh)
 	if (!expired && !refresh)
 		return 0;
 	/* Lost to the sweeper: it is gone, add anew next time. */
+	nexp = expiry(timeout_ns);
 	if (!atomic_compare_exchange_strong_explicit(&e->expires, &exp,
-			expiry(timeout_ns), memory_order_relaxed,
-			memory_order_relaxed))
+			nexp, memory_order_relaxed, memory_order_relaxed))
 		return -EAGAIN;
+	note_timed(s, exp, nexp);
 	return expired ? 1 : 0;
 }
 
@@ -242,7 +257,7 @@ int dynset_add(struct dynset *s, const uint8_t v[16], uint64_t timeout_ns,
 	if (!ht)
 		return -ENOMEM;	/* dynset_prepare() was not called */
 	if (e) {
-		rc = add_existing(e, timeout_ns, refresh);
+		rc = add_existing(s, e, timeout_ns, refresh);
 		if (rc == 1)
 			atomic_fetch_add_explicit(&s->adds, 1,
 						  memory_order_relaxed);
@@ -270,6 +285,7 @@ int dynset_add(struct dynset *s, const uint8_t v[16], uint64_t timeout_ns,
 		atomic_fetch_sub_explicit(&s->n, 1, memory_order_relaxed);
 		return 0;
 	}
+	note_timed(s, 0, timeout_ns);
 	atomic_fetch_add_explicit(&s->adds, 1, memory_order_relaxed);
 	return 1;
 }
@@ -278,6 +294,8 @@ static void unlink_elem(struct dynset *s, struct dynelem *e)
 {
 	if (cds_lfht_del(s->ht, &e->node) != 0)
 		return;
+	note_timed(s, atomic_load_explicit(&e->expires, memory_order_relaxed),
+		   0);
 	atomic_fetch_sub_explicit(&s->n, 1, memory_order_relaxed);
 	e->next_free = s->removed;
 	s->removed = e;
@@ -316,7 +334,7 @@ size_t dynset_sweep(struct dynset *s, uint64_t now)
 	struct dynelem *e;
 	size_t n = 0;
 
-	if (!s->ht || atomic_load_explicit(&s->n, memory_order_relaxed) == 0)
+	if (!s->ht || atomic_load_explicit(&s->timed, memory_order_relaxed) == 0)
 		return 0;
 	cds_lfht_for_each_entry(s->ht, &it, e, node) {
 		uint64_t exp = atomic_load_explicit(&e->expires,
