@@ -151,6 +151,11 @@ struct conf_rule {
 	bool mark_set;
 	uint32_t mark;
 	bool bypass;
+	char *add_set;			/* "add @NAME { KEY }": NAME, or NULL */
+	enum match_field add_key;	/* KEY: ip/ip6 saddr/daddr, ports */
+	uint64_t add_timeout_ms;	/* 0: the set's default */
+	bool add_update;		/* "update": refresh the timeout */
+	struct conf_loc add_loc;
 	enum verdict_kind verdict;
 	uint16_t queue_num;		/* VERDICT_QUEUE */
 	char *text;			/* normalised text, e.g. "tcp dport 23 drop" */

@@ -703,6 +703,7 @@ void conf_rule_clear(struct conf_rule *r)
 		conf_match_clear(&r->matches[j]);
 	free(r->matches);
 	free(r->log_prefix);
+	free(r->add_set);
 	free(r->text);
 	memset(r, 0, sizeof(*r));
 }

@@ -394,6 +394,18 @@ static int put_rule(FILE *f, const struct conf_rule *r)
 			return -ENOMEM;
 		fputc(' ', f);
 	}
+	if (r->add_set) {
+		char dur[32];
+
+		fprintf(f, "%s @%s { %s ", r->add_update ? "update" : "add",
+			r->add_set, field_names[r->add_key]);
+		if (r->add_timeout_ms) {
+			conf_format_duration(r->add_timeout_ms, dur,
+					     sizeof(dur));
+			fprintf(f, "timeout %s ", dur);
+		}
+		fputs("} ", f);
+	}
 	if (r->counter)
 		fputs("counter ", f);
 	if (r->log && r->log_prefix)

@@ -109,6 +109,7 @@ void conf_item_free(struct item *it)
 		return;
 	free(it->text);
 	free(it->prefix);
+	free(it->add_set);
 	conf_match_clear(&it->m);
 	free(it);
 }
@@ -152,6 +153,7 @@ static void items_clear(struct item *v, unsigned n)
 	for (unsigned i = 0; i < n; i++) {
 		free(v[i].text);
 		free(v[i].prefix);
+		free(v[i].add_set);
 		conf_match_clear(&v[i].m);
 	}
 }

@@ -56,6 +56,7 @@ static void nfqd_yyerror(NFQD_YYLTYPE *l, void *scanner, struct pstate *st,
 	struct item *item;
 	struct items *items;
 	int flag;
+	const char *kw;
 }
 
 %token <atom> WORD "name" NUM "number" STR "string" ADDR "address"
@@ -66,6 +67,7 @@ static void nfqd_yyerror(NFQD_YYLTYPE *l, void *scanner, struct pstate *st,
 %token META "meta" CT "ct" LIMIT "limit" IIFNAME "iifname" OIFNAME "oifname"
 %token COUNTER "counter" LOG "log" MARK "mark" BYPASS "bypass"
 %token ACCEPT "accept" DROP "drop" REPEAT "repeat" QUEUE "queue"
+%token ADD "add" UPDATE "update"
 
 %type <atom> atom field
 %type <elem> elem
@@ -73,6 +75,7 @@ static void nfqd_yyerror(NFQD_YYLTYPE *l, void *scanner, struct pstate *st,
 %type <item> item match stmt verdict
 %type <items> items rule
 %type <flag> neg
+%type <kw> setkey setverb
 
 %destructor { conf_atom_clear(&$$); } <atom>
 %destructor { conf_pelem_free($$); } <elem>
@@ -256,6 +259,27 @@ stmt		: COUNTER
 			{ $$ = conf_pst_stmt(st, IT_BYPASS, LOC(@1), NULL,
 					    NULL);
 			  if (!$$) YYNOMEM; }
+		| setverb SETREF '{' setkey field '}'
+			{ $$ = conf_pst_setadd(st, $1, &$2, $4, &$5, NULL,
+					      NULL);
+			  conf_atom_clear(&$2);
+			  conf_atom_clear(&$5); if (!$$) YYNOMEM; }
+		| setverb SETREF '{' setkey field WORD WORD '}'
+			{ $$ = conf_pst_setadd(st, $1, &$2, $4, &$5, &$6,
+					      &$7);
+			  conf_atom_clear(&$2);
+			  conf_atom_clear(&$5); conf_atom_clear(&$6);
+			  conf_atom_clear(&$7); if (!$$) YYNOMEM; }
+		;
+
+setverb		: ADD			{ $$ = "add"; }
+		| UPDATE		{ $$ = "update"; }
+		;
+
+setkey		: IP			{ $$ = "ip"; }
+		| IP6			{ $$ = "ip6"; }
+		| TCP			{ $$ = "tcp"; }
+		| UDP			{ $$ = "udp"; }
 		;
 
 verdict		: ACCEPT

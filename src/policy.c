@@ -406,6 +406,42 @@ static int note_kernel_flags(struct policy *p, const struct conf *c,
 	return 0;
 }
 
+/* "add/update @NAME { KEY [timeout D] }": the set must hold KEY's type
+ * and take runtime elements; a timeout needs "flags timeout". */
+static void compile_add(struct policy *p, const struct conf *c,
+			const struct conf_rule *cr, struct crule *r,
+			struct diags *d)
+{
+	struct field_info fi = field_info(cr->add_key);
+	int i = find_set(c, cr->add_set);
+
+	if (i < 0) {
+		err_at(d, c, &cr->add_loc, "unknown set @%s", cr->add_set);
+		return;
+	}
+	if ((int)c->sets[i].type != fi.set_type) {
+		err_at(d, c, &cr->add_loc, "set @%s has type %s, which this "
+		       "key cannot fill", cr->add_set,
+		       type_name(c->sets[i].type));
+		return;
+	}
+	if (cr->add_timeout_ms && !c->sets[i].timeout) {
+		err_at(d, c, &cr->add_loc, "set @%s has no \"flags "
+		       "timeout;\": add it to give elements a timeout",
+		       cr->add_set);
+		return;
+	}
+	r->add = p->named[i].dyn;
+	r->add_key = cr->add_key;
+	r->add_timeout_ns = cr->add_timeout_ms * 1000000ull;
+	r->add_update = cr->add_update;
+	r->fams &= fi.fams;
+	/* Workers add from the packet path: the table must exist. */
+	if (r->add && dynset_prepare(r->add))
+		err_at(d, c, &cr->add_loc, "set @%s: out of memory",
+		       cr->add_set);
+}
+
 static int compile_rule(struct policy *p, const struct conf *c,
 			const struct conf_rule *cr, struct crule *r,
 			struct diags *d)
@@ -431,6 +467,8 @@ static int compile_rule(struct policy *p, const struct conf *c,
 			return err;
 		r->fams &= field_info(cr->matches[i].field).fams;
 	}
+	if (cr->add_set)
+		compile_add(p, c, cr, r, d);
 	if (cr->bypass && cr->verdict != VERDICT_ACCEPT)
 		err_at(d, c, &cr->loc, "bypass is only allowed before accept");
 	r->verdict = nf_verdict(cr->verdict, cr->queue_num);
@@ -585,10 +623,14 @@ static void take_dynset(struct policy *p, unsigned i, struct dynset *old)
 	struct pnamed *pn = &p->named[i];
 
 	dynset_configure(old, dynset_max(pn->dyn), dynset_default_timeout(pn->dyn));
-	for (unsigned r = 0; r < p->n_rules; r++)
+	for (unsigned r = 0; r < p->n_rules; r++) {
+		/* Workers add to it from now: it needs its table. */
+		if (p->rules[r].add == pn->dyn && !dynset_prepare(old))
+			p->rules[r].add = old;
 		for (unsigned j = 0; j < p->rules[r].n_m; j++)
 			if (p->rules[r].m[j].dyn == pn->dyn)
 				p->rules[r].m[j].dyn = old;
+	}
 	dynset_unref(pn->dyn);
 	pn->dyn = dynset_ref(old);
 }

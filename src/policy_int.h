@@ -66,6 +66,10 @@ struct crule {
 	bool set_mark;
 	uint32_t mark;
 	bool bypass;
+	struct dynset *add;		/* "add/update @set { KEY }", or NULL */
+	enum match_field add_key;
+	uint64_t add_timeout_ns;	/* 0: the set's default */
+	bool add_update;
 	bool log;
 	char *log_prefix;
 	char *text;

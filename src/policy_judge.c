@@ -250,6 +250,34 @@ static void apply_rule(struct policy *p, const struct crule *r,
 	}
 }
 
+/*
+ * The statement "add/update @set { KEY }" of a matching rule: as nft, a
+ * packet without KEY's header does not match the rule (false); one whose
+ * KEY nfqd cannot see gets the incomplete verdict (-1). A full set
+ * refuses the add (counted in the set); the verdict stands (1).
+ */
+static int add_to_set(const struct crule *r, const struct pkt *pkt)
+{
+	uint8_t k[16] = { 0 };
+	enum pkt_state st;
+	const uint8_t *a;
+	uint32_t v;
+
+	if (r->add_key == MATCH_IP6_SADDR || r->add_key == MATCH_IP6_DADDR) {
+		st = field_u128(pkt, r->add_key, &a);
+		if (st == PKT_PRESENT)
+			memcpy(k, a, 16);
+	} else {
+		st = field_u32(pkt, r->add_key, 0xffffffff, &v);
+		memcpy(k, &v, sizeof(v));
+	}
+	if (st != PKT_PRESENT)
+		return st == PKT_ABSENT ? 0 : -1;
+	dynset_add(r->add, k, r->add_timeout_ns ? r->add_timeout_ns :
+		   dynset_default_timeout(r->add), DYN_RULE, r->add_update);
+	return 1;
+}
+
 /* Judge PKT by rule R, whose match SKIP (or none: PIDX_NO_SKIP) is known
  * to hold: true when R decided (it matched, or it might have). */
 static bool decide(struct policy *p, const struct crule *r,
@@ -266,6 +294,17 @@ static bool decide(struct policy *p, const struct crule *r,
 		return true;
 	case RULE_TRUE:
 		break;
+	}
+	if (r->add) {
+		int added = add_to_set(r, pkt);
+
+		if (added == 0)
+			return false;
+		if (added < 0) {
+			d->verdict = p->incomplete_verdict;
+			d->incomplete = true;
+			return true;
+		}
 	}
 	apply_rule(p, r, pkt, d);
 	if (c) {

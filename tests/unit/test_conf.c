@@ -738,10 +738,20 @@ static const struct err_case err_cases[] = {
 	  "t.conf:1:14: \"bypass\" is only allowed before \"accept\"\n" },
 	{ "hook input { counter tcp dport 1 accept; }",
 	  "t.conf:1:22: \"tcp dport\" out of order; write matches, then "
-	  "counter, log, mark set, bypass, then the verdict\n" },
+	  "add/update @set, counter, log, mark set, bypass, then the "
+	  "verdict\n" },
 	{ "hook input { mark set 1 counter accept; }",
 	  "t.conf:1:25: \"counter\" out of order; write matches, then "
-	  "counter, log, mark set, bypass, then the verdict\n" },
+	  "add/update @set, counter, log, mark set, bypass, then the "
+	  "verdict\n" },
+	{ "hook input { counter add @s { ip saddr } accept; }",
+	  "t.conf:1:26: \"add @set\" out of order; write matches, then "
+	  "add/update @set, counter, log, mark set, bypass, then the "
+	  "verdict\n" },
+	{ "set s { type ipv4_addr; } hook input { add @s { tcp flags } drop; }",
+	  "t.conf:1:53: \"tcp flags\" cannot fill a set; expected ip saddr, "
+	  "ip daddr, ip6 saddr, ip6 daddr, tcp sport, tcp dport, udp sport or "
+	  "udp dport\n" },
 	{ "hook input { counter counter accept; }",
 	  "t.conf:1:22: duplicate \"counter\"\n" },
 	/* rules: values */
