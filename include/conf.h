@@ -137,6 +137,8 @@ struct conf_match {
 	uint32_t rate;			/* MATCH_LIMIT: packets per period */
 	uint32_t per_seconds;		/* MATCH_LIMIT: 1 or 60 */
 	uint32_t burst;			/* MATCH_LIMIT: 0 if not given */
+	bool per;			/* MATCH_LIMIT "per KEY": a bucket per */
+	enum match_field per_key;	/* value of KEY */
 	struct conf_loc loc;
 	struct conf_loc set_loc;	/* where "@name" was written */
 	char *text;			/* "tcp dport 23", normalised; or NULL */

@@ -355,6 +355,8 @@ static int put_match(FILE *f, const struct conf_match *m)
 	if (m->field == MATCH_LIMIT) {
 		fprintf(f, "limit rate %u/%s", m->rate,
 			m->per_seconds == 60 ? "minute" : "second");
+		if (m->per)
+			fprintf(f, " per %s", field_names[m->per_key]);
 		if (m->burst)
 			fprintf(f, " burst %u", m->burst);
 		return 0;

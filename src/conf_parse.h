@@ -199,6 +199,10 @@ struct item *conf_pst_setadd(struct pstate *st, const char *verb,
 			     const struct atom *field,
 			     const struct atom *timeout_kw,
 			     const struct atom *dur);
+/* "per KW FIELD" after a limit: a bucket per value of the key. */
+void conf_pst_limit_per(struct pstate *st, struct item *it,
+			const struct atom *per, const char *kw,
+			const struct atom *field);
 struct item *conf_pst_verdict(struct pstate *st, enum verdict_kind v,
 			      const struct conf_loc *loc, const struct atom *w,
 			      const struct atom *num);

@@ -387,6 +387,38 @@ static const struct field_def *key_def(const char *kw, const char *word)
 	return NULL;
 }
 
+void conf_pst_limit_per(struct pstate *st, struct item *it,
+			const struct atom *per, const char *kw,
+			const struct atom *field)
+{
+	const struct field_def *d = key_def(kw, field->text);
+	struct sbuf b = { 0 };
+
+	if (strcmp(per->text, "per")) {
+		conf_error(st, &per->loc, "unexpected \"%s\"; expected per or "
+			   "burst", per->text);
+		it->bad = true;
+		return;
+	}
+	if (!d) {
+		conf_error(st, &field->loc, "\"%s %s\" cannot key a limit; "
+			   "expected ip saddr, ip daddr, ip6 saddr, ip6 daddr, "
+			   "tcp sport, tcp dport, udp sport or udp dport", kw,
+			   field->text);
+		it->bad = true;
+		return;
+	}
+	it->m.per = true;
+	it->m.per_key = d->field;
+	conf_sb_add(&b, it->text);
+	conf_sb_add(&b, " per ");
+	conf_sb_add(&b, kw);
+	conf_sb_add(&b, " ");
+	conf_sb_add(&b, field->text);
+	free(it->text);
+	it->text = conf_sb_done(&b, st);
+}
+
 struct item *conf_pst_setadd(struct pstate *st, const char *verb,
 			     struct atom *set, const char *kw,
 			     const struct atom *field,

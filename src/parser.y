@@ -226,6 +226,19 @@ match		: IP field neg value
 			  conf_atom_clear(&$2); conf_pelem_free($3);
 			  conf_atom_clear(&$4); conf_atom_clear(&$5);
 			  if (!$$) YYNOMEM; }
+		| LIMIT WORD elem WORD setkey field
+			{ $$ = conf_pst_limit(st, LOC(@1), &$2, $3, NULL, NULL);
+			  if ($$) conf_pst_limit_per(st, $$, &$4, $5, &$6);
+			  conf_atom_clear(&$2); conf_pelem_free($3);
+			  conf_atom_clear(&$4); conf_atom_clear(&$6);
+			  if (!$$) YYNOMEM; }
+		| LIMIT WORD elem WORD setkey field WORD NUM
+			{ $$ = conf_pst_limit(st, LOC(@1), &$2, $3, &$7, &$8);
+			  if ($$) conf_pst_limit_per(st, $$, &$4, $5, &$6);
+			  conf_atom_clear(&$2); conf_pelem_free($3);
+			  conf_atom_clear(&$4); conf_atom_clear(&$6);
+			  conf_atom_clear(&$7); conf_atom_clear(&$8);
+			  if (!$$) YYNOMEM; }
 		;
 
 /* "meta mark": the field word may be a keyword elsewhere. */

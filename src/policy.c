@@ -279,6 +279,24 @@ static void compile_limit(struct policy *p, struct cmatch *m,
 	m->lim = l;
 }
 
+/* "limit ... per KEY": the same bucket, one per value of KEY. */
+static int compile_keylimit(struct policy *p, struct cmatch *m,
+			    const struct conf_match *cm)
+{
+	struct keylimit **n = realloc(p->kls, (p->n_kls + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	p->kls = n;
+	m->kl = keylimit_new(m->lim->interval, m->lim->tolerance,
+			     KEYLIMIT_SIZE);
+	if (!m->kl)
+		return -ENOMEM;
+	p->kls[p->n_kls++] = m->kl;
+	m->kl_key = cm->per_key;
+	return 0;
+}
+
 static int note_span(void *arg, const void *lo, const void *hi)
 {
 	struct cmatch *m = arg;
@@ -315,7 +333,7 @@ static int compile_match(struct policy *p, const struct conf *c,
 	m->flags = cm->flags;
 	if (cm->field == MATCH_LIMIT) {
 		compile_limit(p, m, cm);
-		return 0;
+		return cm->per ? compile_keylimit(p, m, cm) : 0;
 	}
 	if (!fi.values)
 		return 0;
@@ -466,6 +484,8 @@ static int compile_rule(struct policy *p, const struct conf *c,
 		if (err)
 			return err;
 		r->fams &= field_info(cr->matches[i].field).fams;
+		if (cr->matches[i].per)
+			r->fams &= field_info(cr->matches[i].per_key).fams;
 	}
 	if (cr->add_set)
 		compile_add(p, c, cr, r, d);
@@ -728,6 +748,8 @@ void policy_sets_sweep(struct policy *p)
 		if (ds)
 			dynset_grow(ds);
 	}
+	for (unsigned i = 0; p && i < p->n_kls; i++)
+		keylimit_sweep(p->kls[i]);
 }
 
 unsigned policy_set_count(const struct policy *p)
@@ -799,6 +821,9 @@ void policy_free(struct policy *p)
 		dynset_unref(p->named[i].dyn);
 	}
 	free(p->named);
+	for (unsigned i = 0; i < p->n_kls; i++)
+		keylimit_free(p->kls[i]);
+	free(p->kls);
 	free(p->rules);
 	free(p->lims);
 	free(p->lls);

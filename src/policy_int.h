@@ -13,6 +13,7 @@
 
 #include "conf.h"
 #include "dynset.h"
+#include "keylimit.h"
 #include "policy.h"
 #include "set.h"
 
@@ -50,6 +51,8 @@ struct cmatch {
 	uint32_t mask;			/* meta mark */
 	uint32_t flags;			/* tcp flags, ct state */
 	struct limiter *lim;		/* limit */
+	struct keylimit *kl;		/* limit ... per KEY: buckets */
+	enum match_field kl_key;	/* KEY */
 };
 
 #define FAM_V4	0x1
@@ -111,6 +114,8 @@ struct policy {
 	unsigned n_named;
 	struct limiter *lims;
 	unsigned n_lims;
+	struct keylimit **kls;		/* per-key limits, owned */
+	unsigned n_kls;
 	struct log_limit *lls;
 	const struct ifcache *ifc;	/* interface names; NULL: none known */
 	uint32_t bypass_mark;

@@ -45,6 +45,25 @@ static bool limiter_take(struct limiter *l)
 	}
 }
 
+/* A token of the bucket of the packet's KEY ("limit ... per KEY"). */
+static bool key_take(const struct cmatch *m, const struct pkt *pkt,
+		     enum pkt_state *st)
+{
+	uint8_t k[16] = { 0 };
+	const uint8_t *a;
+	uint32_t v;
+
+	if (m->kl_key == MATCH_IP6_SADDR || m->kl_key == MATCH_IP6_DADDR) {
+		*st = field_u128(pkt, m->kl_key, &a);
+		if (*st == PKT_PRESENT)
+			memcpy(k, a, 16);
+	} else {
+		*st = field_u32(pkt, m->kl_key, 0xffffffff, &v);
+		memcpy(k, &v, sizeof(v));
+	}
+	return *st == PKT_PRESENT && keylimit_take(m->kl, k);
+}
+
 /* V in one of M's ranges; no branch per range. */
 static bool in_spans(const struct cmatch *m, uint32_t v)
 {
@@ -88,7 +107,7 @@ static bool match_value(const struct policy *p, const struct cmatch *m,
 		return pkt->ct_state & m->flags;
 	case MATCH_LIMIT:
 		*st = PKT_PRESENT;
-		return limiter_take(m->lim);
+		return m->kl ? key_take(m, pkt, st) : limiter_take(m->lim);
 	default:
 		*st = field_u32(pkt, m->field, m->mask, &v);
 		if (m->n_span ? in_spans(m, v) : set_has_u32(m->set, v))

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# learn_examples.sh - contrib/examples/portscan-trap.conf does what its
+# learn_examples.sh - contrib/examples/portscan-trap.conf and
+# ssh-limit.conf do what their comments say. portscan-trap.conf does what its
 # comment says, run as written (only its queues, control socket and
 # stats file moved into the test's directory): a source that sends a TCP
 # SYN to port 23 is dropped from then on (a UDP datagram it sends to an
@@ -72,5 +73,47 @@ assert s['name'] == 'scanners' and s['runtime_elements'] == 1 and s['adds'] == 1
 " || fail "sets counters"
 ctl set delete scanners 192.0.2.1 >/dev/null || fail "delete"
 [ "$(passed_from 192.0.2.1 3)" = 3 ] || fail "forgiven scanner still dropped"
+stop_nfqd
+
+# ssh-limit.conf: 3 new SSH connections a minute per source; the 4th
+# SYN is dropped and the source shut out (UDP from it no longer
+# arrives), while another source still connects.
+sed -e "s|^    queues 2;|    queues 1; control-socket \"$SOCK\"; stats-file \"$TMP/stats\"; set-state-file none;|" \
+	"$TOP_SRCDIR/contrib/examples/ssh-limit.conf" >"$TMP/ssh.conf"
+start_nfqd "$NS_B" "$TMP/ssh.conf"
+wait_bound "$NS_B" 0
+wait_file "$SOCK"
+# Connect from $1 to port 22, where nothing listens: "refused" when the
+# SYN was accepted (the kernel answers RST), "dropped" when not.
+syn() {
+	in_a "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.bind((sys.argv[1], 0))
+s.settimeout(5)
+try:
+    s.connect(("192.0.2.2", 22))
+    print("connected")
+except ConnectionRefusedError:
+    print("refused")
+except OSError:
+    print("dropped")
+' "$1"
+}
+for i in 1 2 3; do
+	r=$(syn 192.0.2.1)
+	[ "$r" = refused ] || fail "SYN $i of 3 a minute: $r, want refused"
+done
+r=$(syn 192.0.2.1)
+[ "$r" = dropped ] || fail "4th SYN within a minute: $r, want dropped"
+ctl -j set list ssh_abusers >"$TMP/list.json"
+json_check "$TMP/list.json" "
+e = d['elements']
+assert len(e) == 1 and e[0]['element'] == '192.0.2.1' and e[0]['origin'] == 'rule', d
+assert 590 < e[0]['expires'] <= 600, d
+" || fail "abuser not shut out"
+[ "$(passed_from 192.0.2.1 3)" = 0 ] || fail "an abuser's packets pass"
+r=$(syn 192.0.2.10)
+[ "$r" = refused ] || fail "another source's SYN: $r, want refused"
 stop_nfqd
 log "ok"
