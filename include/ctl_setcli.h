@@ -17,6 +17,10 @@
 /* The "sets" document as a table on F. 0 or -EINVAL. */
 int ctl_render_sets(FILE *f, json_t *j);
 
+/* The "sets" document as Prometheus families labelled set="NAME"
+ * (nfqd_set_*) and, for per-key limits, hook/index (nfqd_limit_*). */
+void ctl_render_prometheus_sets(FILE *f, json_t *j);
+
 /*
  * Run "set WORDS..." (WORDS[0] is "set") against the daemon at SOCKET,
  * print the answer (JSON with JSON) and return nfqd-ctl's exit status.

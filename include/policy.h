@@ -9,6 +9,7 @@
 #define NFQD_POLICY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "conf.h"
@@ -98,6 +99,18 @@ struct policy_set_view {
 	struct dynset *dyn;		/* runtime elements; NULL: ifname */
 };
 unsigned policy_set_count(const struct policy *p);
+
+/* The per-key limits ("limit ... per KEY"), for "nfqd-ctl sets". */
+struct policy_keylimit_view {
+	enum conf_hook_id hook;
+	unsigned pos;			/* 1-based position in its hook */
+	const char *rule;
+	size_t keys, size;
+	uint64_t full;			/* new keys refused: table full */
+};
+unsigned policy_keylimit_count(const struct policy *p);
+void policy_keylimit_get(const struct policy *p, unsigned i,
+			 struct policy_keylimit_view *out);
 /*
  * A runtime element's text as a 16-byte key of a set of TYPE (dynset.h:
  * U32 values host order in the first four bytes): NULL, or why not (in

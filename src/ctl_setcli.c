@@ -58,6 +58,62 @@ int ctl_render_sets(FILE *f, json_t *j)
 	return 0;
 }
 
+static const struct {
+	const char *name, *type, *help, *key;
+} set_metrics[] = {
+	{ "nfqd_set_elements", "gauge",
+	  "Elements of the set: config, file and runtime.", "elements" },
+	{ "nfqd_set_runtime_elements", "gauge",
+	  "Runtime elements of the set (nfqd-ctl set add, add @set rules).",
+	  "runtime_elements" },
+	{ "nfqd_set_size", "gauge",
+	  "Most runtime elements the set holds (its size).", "size" },
+	{ "nfqd_set_memory_bytes", "gauge",
+	  "Approximate memory of the set.", "memory" },
+	{ "nfqd_set_adds_total", "counter",
+	  "Runtime elements added.", "adds" },
+	{ "nfqd_set_deletes_total", "counter",
+	  "Runtime elements deleted (set delete, set flush).", "deletes" },
+	{ "nfqd_set_expiries_total", "counter",
+	  "Runtime elements that expired.", "expiries" },
+	{ "nfqd_set_table_full_total", "counter",
+	  "Adds refused because the set was full.", "table_full" },
+}, limit_metrics[] = {
+	{ "nfqd_limit_keys", "gauge",
+	  "Keys a per-key limit tracks now.", "keys" },
+	{ "nfqd_limit_table_full_total", "counter",
+	  "New keys of a per-key limit treated as over the limit because "
+	  "its table was full.", "table_full" },
+};
+
+void ctl_render_prometheus_sets(FILE *f, json_t *j)
+{
+	json_t *sets = json_object_get(j, "sets");
+	json_t *limits = json_object_get(j, "limits"), *s;
+	size_t i;
+
+	for (size_t m = 0; m < sizeof(set_metrics) / sizeof(set_metrics[0]);
+	     m++) {
+		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", set_metrics[m].name,
+			set_metrics[m].help, set_metrics[m].name,
+			set_metrics[m].type);
+		json_array_foreach(sets, i, s)
+			fprintf(f, "%s{set=\"%s\"} %lld\n", set_metrics[m].name,
+				json_string_value(json_object_get(s, "name")),
+				num(s, set_metrics[m].key));
+	}
+	for (size_t m = 0; m < 2; m++) {
+		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n",
+			limit_metrics[m].name, limit_metrics[m].help,
+			limit_metrics[m].name, limit_metrics[m].type);
+		json_array_foreach(limits, i, s)
+			fprintf(f, "%s{hook=\"%s\",index=\"%lld\"} %lld\n",
+				limit_metrics[m].name,
+				json_string_value(json_object_get(s, "hook")),
+				num(s, "index"), num(s, limit_metrics[m].key));
+	}
+}
+
 /* ---- set list ---- */
 
 static void render_list(FILE *f, json_t *j)

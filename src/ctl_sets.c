@@ -67,6 +67,25 @@ static json_t *set_json(struct policy *p, unsigned i)
 	return o;
 }
 
+static json_t *limits_json(struct policy *p)
+{
+	json_t *arr = json_array();
+	unsigned n = policy_keylimit_count(p);
+
+	for (unsigned i = 0; arr && i < n; i++) {
+		struct policy_keylimit_view v;
+
+		policy_keylimit_get(p, i, &v);
+		json_array_append_new(arr, json_pack("{s:s, s:I, s:s, s:I, s:I, "
+						     "s:I}",
+			"hook", conf_hook_name(v.hook), "index", (json_int_t)v.pos,
+			"rule", v.rule, "keys", (json_int_t)v.keys,
+			"size", (json_int_t)v.size,
+			"table_full", (json_int_t)v.full));
+	}
+	return arr;
+}
+
 int ctl_sets_list(struct policy *p, json_t **out)
 {
 	json_t *arr = json_array();
@@ -78,7 +97,7 @@ int ctl_sets_list(struct policy *p, json_t **out)
 			arr = NULL;
 		}
 	}
-	*out = json_pack("{s:o}", "sets", arr);
+	*out = json_pack("{s:o, s:o}", "sets", arr, "limits", limits_json(p));
 	return *out ? 0 : -ENOMEM;
 }
 

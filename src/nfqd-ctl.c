@@ -474,8 +474,8 @@ static int run_once(const struct opts *o, const struct command *c)
 static int run_prometheus(const struct opts *o)
 {
 	static const char *const stats[] = { "stats" }, *const rules[] = {
-		"rules" };
-	json_t *s = NULL, *r = NULL;
+		"rules" }, *const sets[] = { "sets" };
+	json_t *s = NULL, *r = NULL, *st = NULL;
 	struct output out;
 	uint16_t status;
 	int ret;
@@ -483,8 +483,10 @@ static int run_prometheus(const struct opts *o)
 	ret = ask(o, stats, 1, &s, &status);
 	if (!ret)
 		ret = ask(o, rules, 1, &r, &status);
-	if (ret && (s || r))
-		print_error(r ? r : s, status);
+	if (!ret)
+		ret = ask(o, sets, 1, &st, &status);
+	if (ret && (s || r || st))
+		print_error(st ? st : r ? r : s, status);
 	if (ret && !o->output)
 		goto out;
 	if (output_open(o, &out) < 0) {
@@ -497,11 +499,14 @@ static int run_prometheus(const struct opts *o)
 		fprintf(stderr, "nfqd-ctl: %s: unexpected answer\n", o->socket);
 		ctl_render_prometheus_down(out.f);
 		ret = CTL_EXIT_DAEMON;
+	} else {
+		ctl_render_prometheus_sets(out.f, st);
 	}
 	ret = output_close(o, &out, ret, true);
 out:
 	json_decref(s);
 	json_decref(r);
+	json_decref(st);
 	return ret;
 }
 

@@ -281,13 +281,19 @@ static void compile_limit(struct policy *p, struct cmatch *m,
 
 /* "limit ... per KEY": the same bucket, one per value of KEY. */
 static int compile_keylimit(struct policy *p, struct cmatch *m,
-			    const struct conf_match *cm)
+			    const struct conf_match *cm, const struct crule *r)
 {
 	struct keylimit **n = realloc(p->kls, (p->n_kls + 1) * sizeof(*n));
+	const struct crule **nr;
 
 	if (!n)
 		return -ENOMEM;
 	p->kls = n;
+	nr = realloc(p->kl_rule, (p->n_kls + 1) * sizeof(*nr));
+	if (!nr)
+		return -ENOMEM;
+	p->kl_rule = nr;
+	nr[p->n_kls] = r;
 	m->kl = keylimit_new(m->lim->interval, m->lim->tolerance,
 			     KEYLIMIT_SIZE);
 	if (!m->kl)
@@ -321,7 +327,7 @@ static void find_spans(struct cmatch *m)
 
 static int compile_match(struct policy *p, const struct conf *c,
 			 const struct conf_match *cm, struct cmatch *m,
-			 struct diags *d)
+			 const struct crule *r, struct diags *d)
 {
 	struct field_info fi = field_info(cm->field);
 	struct set *s;
@@ -333,7 +339,7 @@ static int compile_match(struct policy *p, const struct conf *c,
 	m->flags = cm->flags;
 	if (cm->field == MATCH_LIMIT) {
 		compile_limit(p, m, cm);
-		return cm->per ? compile_keylimit(p, m, cm) : 0;
+		return cm->per ? compile_keylimit(p, m, cm, r) : 0;
 	}
 	if (!fi.values)
 		return 0;
@@ -478,7 +484,7 @@ static int compile_rule(struct policy *p, const struct conf *c,
 	r->n_m = cr->n_matches;
 	r->fams = FAM_V4 | FAM_V6;
 	for (unsigned i = 0; i < cr->n_matches; i++) {
-		err = compile_match(p, c, &cr->matches[i], &r->m[i], d);
+		err = compile_match(p, c, &cr->matches[i], &r->m[i], r, d);
 		if (!err)
 			err = note_kernel_flags(p, c, &cr->matches[i], r);
 		if (err)
@@ -752,6 +758,24 @@ void policy_sets_sweep(struct policy *p)
 		keylimit_sweep(p->kls[i]);
 }
 
+unsigned policy_keylimit_count(const struct policy *p)
+{
+	return p ? p->n_kls : 0;
+}
+
+void policy_keylimit_get(const struct policy *p, unsigned i,
+			 struct policy_keylimit_view *out)
+{
+	const struct crule *r = p->kl_rule[i];
+
+	out->hook = r->hook;
+	out->pos = r->pos;
+	out->rule = r->text;
+	out->keys = keylimit_count(p->kls[i]);
+	out->size = KEYLIMIT_SIZE;
+	out->full = keylimit_full(p->kls[i]);
+}
+
 unsigned policy_set_count(const struct policy *p)
 {
 	return p ? p->n_named : 0;
@@ -824,6 +848,7 @@ void policy_free(struct policy *p)
 	for (unsigned i = 0; i < p->n_kls; i++)
 		keylimit_free(p->kls[i]);
 	free(p->kls);
+	free(p->kl_rule);
 	free(p->rules);
 	free(p->lims);
 	free(p->lls);

@@ -115,6 +115,7 @@ struct policy {
 	struct limiter *lims;
 	unsigned n_lims;
 	struct keylimit **kls;		/* per-key limits, owned */
+	const struct crule **kl_rule;	/* the rule of each */
 	unsigned n_kls;
 	struct log_limit *lls;
 	const struct ifcache *ifc;	/* interface names; NULL: none known */

@@ -115,5 +115,12 @@ assert 590 < e[0]['expires'] <= 600, d
 [ "$(passed_from 192.0.2.1 3)" = 0 ] || fail "an abuser's packets pass"
 r=$(syn 192.0.2.10)
 [ "$r" = refused ] || fail "another source's SYN: $r, want refused"
+ctl -j sets >"$TMP/sets.json"
+json_check "$TMP/sets.json" "
+l = d['limits']
+assert len(l) == 1 and l[0]['hook'] == 'input' and l[0]['index'] == 2, d
+assert l[0]['keys'] >= 1 and l[0]['size'] == 65536 and l[0]['table_full'] == 0, d
+" || fail "per-key limit in sets"
+ctl stats --prometheus | grep -q '^nfqd_limit_keys{hook="input",index="2"} [12]$' || fail "prometheus nfqd_limit_keys"
 stop_nfqd
 log "ok"

@@ -148,6 +148,10 @@ in_b "$NFQD_CTL" -s "$SOCK" -j set add blocked - <"$TMP/bulk.txt" >"$TMP/bulk.js
 	|| fail "bulk add failed: $(cat "$TMP/bulk.json")"
 json_check "$TMP/bulk.json" "assert d['added'] == 100001 and d['requests'] > 1, d" || fail "bulk JSON"
 [ "$(passed 2)" = 0 ] || fail "the last address of a bulk load passes"
+ctl stats --prometheus >"$TMP/prom.txt" || fail "stats --prometheus"
+grep -q '^nfqd_set_runtime_elements{set="blocked"} 100001$' "$TMP/prom.txt" || fail "prometheus: $(grep nfqd_set "$TMP/prom.txt")"
+grep -q '^nfqd_set_adds_total{set="blocked"} 100003$' "$TMP/prom.txt" || fail "prometheus adds: $(grep nfqd_set_adds "$TMP/prom.txt")"
+grep -q '^# TYPE nfqd_set_expiries_total counter$' "$TMP/prom.txt" || fail "prometheus types"
 head -n 50000 "$TMP/bulk.txt" | in_b "$NFQD_CTL" -s "$SOCK" set delete blocked - \
 	>"$TMP/bulkdel.txt" || fail "bulk delete failed"
 grep -q "50000 deleted" "$TMP/bulkdel.txt" || fail "bulk delete: $(cat "$TMP/bulkdel.txt")"
