@@ -55,10 +55,18 @@ static unsigned long hash_key(const uint8_t k[16])
 	return (unsigned long)(a ^ (a >> 29));
 }
 
+/* Acquire: the key and origin another thread wrote before it released
+ * the expiry (liburcu's own publication is invisible to TSan). */
+static uint64_t expires_of(const struct dynelem *e)
+{
+	return atomic_load_explicit(&e->expires, memory_order_acquire);
+}
+
 static int match_key(struct cds_lfht_node *node, const void *key)
 {
 	const struct dynelem *e = caa_container_of(node, struct dynelem, node);
 
+	(void)expires_of(e);
 	return memcmp(e->key, key, 16) == 0;
 }
 
@@ -181,7 +189,7 @@ static struct dynelem *find(const struct dynset *s, const uint8_t k[16])
 
 static bool live(const struct dynelem *e)
 {
-	uint64_t exp = atomic_load_explicit(&e->expires, memory_order_relaxed);
+	uint64_t exp = expires_of(e);
 
 	return exp == 0 || dynset_now() < exp;
 }
@@ -229,7 +237,7 @@ static int add_existing(struct dynset *s, struct dynelem *e,
 {
 	uint64_t nexp;
 
-	uint64_t exp = atomic_load_explicit(&e->expires, memory_order_relaxed);
+	uint64_t exp = expires_of(e);
 	bool expired = exp && dynset_now() >= exp;
 
 	if (exp == DEAD)
@@ -276,7 +284,8 @@ int dynset_add(struct dynset *s, const uint8_t v[16], uint64_t timeout_ns,
 	}
 	memcpy(e->key, v, 16);
 	e->origin = (uint8_t)origin;
-	atomic_init(&e->expires, expiry(timeout_ns));
+	atomic_store_explicit(&e->expires, expiry(timeout_ns),
+			      memory_order_release);
 	cds_lfht_node_init(&e->node);
 	got = cds_lfht_add_unique(ht, hash_key(v), match_key, v, &e->node);
 	if (got != &e->node) {
@@ -294,7 +303,7 @@ static void unlink_elem(struct dynset *s, struct dynelem *e)
 {
 	if (cds_lfht_del(s->ht, &e->node) != 0)
 		return;
-	note_timed(s, atomic_load_explicit(&e->expires, memory_order_relaxed),
+	note_timed(s, expires_of(e),
 		   0);
 	atomic_fetch_sub_explicit(&s->n, 1, memory_order_relaxed);
 	e->next_free = s->removed;
@@ -337,8 +346,7 @@ size_t dynset_sweep(struct dynset *s, uint64_t now)
 	if (!s->ht || atomic_load_explicit(&s->timed, memory_order_relaxed) == 0)
 		return 0;
 	cds_lfht_for_each_entry(s->ht, &it, e, node) {
-		uint64_t exp = atomic_load_explicit(&e->expires,
-						    memory_order_relaxed);
+		uint64_t exp = expires_of(e);
 
 		if (!exp || exp > now)
 			continue;
@@ -387,8 +395,7 @@ int dynset_walk(const struct dynset *s, uint64_t now, dynset_walk_fn fn,
 	if (!ht)
 		return 0;
 	cds_lfht_for_each_entry(ht, &it, e, node) {
-		uint64_t exp = atomic_load_explicit(&e->expires,
-						    memory_order_relaxed);
+		uint64_t exp = expires_of(e);
 		int rc;
 
 		if (exp && exp <= now)

@@ -44,6 +44,9 @@ static int match_key(struct cds_lfht_node *node, const void *key)
 {
 	const struct kbucket *e = caa_container_of(node, struct kbucket, node);
 
+	/* Acquire: the key written before the release of tat (TSan cannot
+	 * see liburcu's publication). */
+	(void)atomic_load_explicit(&e->tat, memory_order_acquire);
 	return memcmp(e->key, key, 16) == 0;
 }
 
@@ -122,6 +125,7 @@ static struct kbucket *track(struct keylimit *kl, const uint8_t k[16])
 		return NULL;
 	}
 	memcpy(e->key, k, 16);
+	atomic_store_explicit(&e->tat, 0, memory_order_release);
 	cds_lfht_node_init(&e->node);
 	got = cds_lfht_add_unique(kl->ht, hash_key(k), match_key, k, &e->node);
 	if (got != &e->node) {
@@ -164,7 +168,7 @@ void keylimit_sweep(struct keylimit *kl)
 	if (!kl || atomic_load_explicit(&kl->n, memory_order_relaxed) == 0)
 		return;
 	cds_lfht_for_each_entry(kl->ht, &it, e, node) {
-		if (atomic_load_explicit(&e->tat, memory_order_relaxed) > now)
+		if (atomic_load_explicit(&e->tat, memory_order_acquire) > now)
 			continue;
 		if (cds_lfht_del(kl->ht, &e->node) != 0)
 			continue;
