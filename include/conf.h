@@ -57,6 +57,9 @@ struct conf_options {
 	enum verdict_kind orphan_verdict;	/* repeat, accept or drop */
 	uint32_t flow_table_size;		/* 16384 flows per queue (names) */
 	uint32_t flow_timeout;			/* 120 s idle */
+	char *set_state_file;			/* NULL: sets.state beside
+						 * the control socket */
+	bool set_state_none;			/* "set-state-file none" */
 };
 
 enum set_type {
@@ -93,6 +96,10 @@ struct conf_set {
 	char *name;
 	enum set_type type;
 	bool interval;			/* "flags interval": prefixes/ranges allowed */
+	bool timeout;			/* "flags timeout": elements may expire */
+	uint64_t timeout_ms;		/* "timeout D": default; 0: none */
+	uint32_t size;			/* "size N": most runtime elements;
+					 * 0: not given (DYNSET_DEFAULT_SIZE) */
 	struct conf_elem *elems;	/* inline "elements = { ... }" */
 	unsigned n_elems;
 	char *file;			/* "file PATH": read by policy_build() */
@@ -139,6 +146,8 @@ struct conf_match {
 	uint32_t rate;			/* MATCH_LIMIT: packets per period */
 	uint32_t per_seconds;		/* MATCH_LIMIT: 1, 60, 3600, 86400, 604800 */
 	uint32_t burst;			/* MATCH_LIMIT: 0 if not given (5) */
+	bool per;			/* MATCH_LIMIT "per KEY": a bucket per */
+	enum match_field per_key;	/* value of KEY */
 	struct conf_loc loc;
 	struct conf_loc set_loc;	/* where "@name" was written */
 	char *text;			/* "tcp dport 23", normalised; or NULL */
@@ -153,6 +162,11 @@ struct conf_rule {
 	bool mark_set;
 	uint32_t mark;
 	bool bypass;
+	char *add_set;			/* "add @NAME { KEY }": NAME, or NULL */
+	enum match_field add_key;	/* KEY: ip/ip6 saddr/daddr, ports */
+	uint64_t add_timeout_ms;	/* 0: the set's default */
+	bool add_update;		/* "update": refresh the timeout */
+	struct conf_loc add_loc;
 	enum verdict_kind verdict;
 	uint16_t queue_num;		/* VERDICT_QUEUE */
 	char *text;			/* normalised text, e.g. "tcp dport 23 drop" */
@@ -239,6 +253,16 @@ int conf_set_file_read(const struct conf *c, const struct conf_set *s,
 
 /* The path conf_set_file_read() opens (malloc'd; NULL on ENOMEM). */
 char *conf_set_file_path(const struct conf *c, const struct conf_set *s);
+
+/*
+ * A duration as nfqd.conf(5) writes it: digits and a unit, "500ms", "30s",
+ * "10m", "1h", "2d". 0 with *MS set, or -EINVAL (no unit, zero, too big).
+ */
+int conf_parse_duration(const char *text, uint64_t *ms);
+
+/* Print MS as the largest unit that divides it ("1h", "90s", "500ms")
+ * into BUF (at least 24 bytes). */
+void conf_format_duration(uint64_t ms, char *buf, size_t size);
 
 /* Names for output: "input", "accept", "ipv4_addr", ... */
 const char *conf_hook_name(enum conf_hook_id hook);

@@ -58,6 +58,7 @@ struct nfqd {
 	uint32_t kflags_supported;	/* NFQA_CFG_F_* this kernel accepts */
 	ev_signal sig_watchers[3];	/* HUP, TERM, INT */
 	ev_timer log_timer;		/* flushes the workers' log rings */
+	ev_timer sweep_timer;		/* frees expired set elements */
 	ev_timer watchdog_timer;	/* WATCHDOG=1 while workers progress */
 	bool watchdog_stalled;		/* a worker stopped: pings withheld */
 };

@@ -13,5 +13,6 @@
 #define NFQD_DEFAULT_STATS	"/run/nfqd/stats"
 #define NFQD_DEFAULT_SOCKET	"/run/nfqd/nfqd.sock"
 #define NFQD_MAX_QUEUES		1024	/* most queues one daemon binds */
+#define NFQD_MAX_SET_SIZE	(16u << 20)	/* most runtime elements of a set */
 
 #endif

@@ -9,12 +9,15 @@
 #define NFQD_POLICY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "conf.h"
 
 struct pkt;
 struct decision;
+struct dynset;
+struct set;
 struct ifcache;
 struct policy;
 
@@ -77,6 +80,58 @@ uint32_t policy_kernel_flags(const struct policy *p);
  * (one NFQA_CFG_F_* bit), or NULL. For errors naming the rule. */
 const char *policy_flag_user(const struct policy *p, uint32_t flag);
 
+/*
+ * Before P replaces OLD (main thread, nothing may fail after this): each
+ * named set that keeps its name and type takes over OLD's runtime
+ * elements (the same object, so nothing added meanwhile is lost, and
+ * its new "size" and "timeout" apply); the runtime elements of a set
+ * that is gone or changed type are dropped, with a warning in the log.
+ */
+void policy_share_dynsets(struct policy *p, const struct policy *old);
+
+/* The named sets, for "nfqd-ctl sets" and "nfqd-ctl set ..." (main
+ * thread; the pointers live as long as P). */
+struct policy_set_view {
+	const char *name;
+	enum set_type type;
+	const char *file;		/* "file PATH", or NULL */
+	bool timeout;			/* "flags timeout" */
+	const struct set *elems;	/* config and file elements */
+	const struct set *inline_elems;	/* the config's alone when the set
+					 * has a file too, else NULL */
+	struct dynset *dyn;		/* runtime elements; NULL: ifname */
+};
+unsigned policy_set_count(const struct policy *p);
+
+/* The per-key limits ("limit ... per KEY"), for "nfqd-ctl sets". */
+struct policy_keylimit_view {
+	enum conf_hook_id hook;
+	unsigned pos;			/* 1-based position in its hook */
+	const char *rule;
+	size_t keys, size;
+	uint64_t full;			/* new keys refused: table full */
+};
+unsigned policy_keylimit_count(const struct policy *p);
+void policy_keylimit_get(const struct policy *p, unsigned i,
+			 struct policy_keylimit_view *out);
+/*
+ * A runtime element's text as a 16-byte key of a set of TYPE (dynset.h:
+ * U32 values host order in the first four bytes): NULL, or why not (in
+ * BUF). Only single values. And back: its text into BUF.
+ */
+const char *policy_elem_key(enum set_type type, const char *text,
+			    uint8_t k[16], char *buf, size_t size);
+void policy_elem_text(enum set_type type, const uint8_t k[16], char *buf,
+		      size_t size);
+void policy_u32_text(enum set_type type, uint32_t v, char *buf, size_t size);
+
+/* Free the runtime elements that have expired (main thread). */
+void policy_sets_sweep(struct policy *p);
+/* Index of set NAME, or -1. */
+int policy_set_find(const struct policy *p, const char *name);
+void policy_set_get(const struct policy *p, unsigned i,
+		    struct policy_set_view *out);
+
 /* Introspection for "nfqd-ctl rules" (counters summed over slots). */
 unsigned policy_rule_count(const struct policy *p, enum conf_hook_id h);
 const char *policy_rule_text(const struct policy *p, enum conf_hook_id h,
@@ -90,13 +145,9 @@ uint64_t policy_policy_packets(const struct policy *p, enum conf_hook_id h);
 /* Zero what the counters report (main thread). */
 void policy_counters_reset(struct policy *p);
 
-/* The named sets ("set NAME { }"), in config order: how many, each one's
- * name, type, "file PATH" as written (NULL: none) and elements (distinct
- * values plus merged intervals). */
-unsigned policy_named_sets(const struct policy *p);
-const char *policy_set_name(const struct policy *p, unsigned i);
-enum set_type policy_set_type(const struct policy *p, unsigned i);
-const char *policy_set_file(const struct policy *p, unsigned i);
+/* Named set I's elements: the config's and its file's (distinct values
+ * plus merged intervals), and those plus the runtime ones. */
+size_t policy_set_static(const struct policy *p, unsigned i);
 size_t policy_set_elements(const struct policy *p, unsigned i);
 
 /* "NAME N elements, NAME N elements" (malloc'd), NULL for no set. */

@@ -17,7 +17,8 @@
  * Magic and version stay at these offsets in every future version, so
  * either end can always tell "another version" from "not our protocol".
  * A request payload is a flags byte, an argument count and that many
- * NUL-terminated arguments (the command words); a response payload is one
+ * NUL-terminated arguments (the command words), then, with flag
+ * PROTO_REQ_DATA, data lines to the end; a response payload is one
  * JSON document ({"error":"..."} when status is not PROTO_ST_OK).
  */
 #ifndef NFQD_PROTO_H
@@ -60,7 +61,8 @@ enum proto_status {
 
 /* Request flags. */
 #define PROTO_REQ_JSON		0x01	/* the client prints JSON */
-#define PROTO_REQ_FLAGS		PROTO_REQ_JSON
+#define PROTO_REQ_DATA		0x02	/* data lines follow the arguments */
+#define PROTO_REQ_FLAGS		(PROTO_REQ_JSON | PROTO_REQ_DATA)
 
 /* A decoded frame; payload points into the caller's buffer. */
 struct proto_frame {
@@ -76,6 +78,10 @@ struct proto_request {
 	unsigned flags;
 	unsigned argc;
 	const char *argv[PROTO_MAX_ARGS];
+	/* PROTO_REQ_DATA: lines of printable ASCII, each ended by '\n'
+	 * (bulk set elements); not NUL-terminated. */
+	const char *data;
+	size_t data_len;
 };
 
 /* Bytes a frame with a LEN-byte payload takes on the wire. */
@@ -121,7 +127,8 @@ ssize_t proto_request_encode(const struct proto_request *r, void *buf,
 /*
  * Decode a request payload strictly: known flags only, 1..PROTO_MAX_ARGS
  * arguments of 1..PROTO_MAX_ARG_LEN printable ASCII bytes each, nothing
- * after the last. 0 or -EBADMSG.
+ * after the last unless PROTO_REQ_DATA is set: then the rest is data,
+ * printable ASCII lines each ended by '\n'. 0 or -EBADMSG.
  */
 int proto_request_decode(const void *payload, uint32_t len,
 			 struct proto_request *r);

@@ -195,6 +195,7 @@ void conf_free(struct conf *c)
 		return;
 	free(c->opts.stats_file);
 	free(c->opts.control_socket);
+	free(c->opts.set_state_file);
 	free(c->opts.user);
 	free(c->opts.control_group);
 	free(c->opts.queue_list);

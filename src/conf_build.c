@@ -17,7 +17,7 @@ enum opt_id {
 	O_GSO, O_BATCH, O_RCVBUF, O_CPU_PIN, O_STATS_FILE, O_STATS_INTERVAL,
 	O_CONTROL_SOCKET, O_LOG_LEVEL, O_USER, O_CONTROL_GROUP, O_BYPASS_MARK,
 	O_INCOMPLETE_VERDICT, O_ORPHAN_VERDICT, O_FLOW_TABLE_SIZE,
-	O_FLOW_TIMEOUT,
+	O_FLOW_TIMEOUT, O_SET_STATE_FILE,
 };
 
 enum opt_type { OT_QUEUES, OT_NUM, OT_BOOL, OT_STR, OT_LEVEL, OT_VERDICT };
@@ -58,6 +58,7 @@ static const struct opt_def opt_defs[] = {
 				"64..16M", true },
 	[O_FLOW_TIMEOUT] = { "flow-timeout", OT_NUM, 1, 86400, "1..86400",
 			     false },
+	[O_SET_STATE_FILE] = { "set-state-file", OT_STR, 0, 0, NULL, false },
 };
 
 static const struct atom *single(const struct pval *v)
@@ -128,6 +129,27 @@ static void opt_str(struct pstate *st, const struct opt_def *d,
 	}
 	free(*out);
 	*out = s;
+}
+
+/* "PATH" or the word none. */
+static void opt_state_file(struct pstate *st, const struct opt_def *d,
+			   const struct pval *v, struct conf_options *o)
+{
+	const struct atom *a = single(v);
+
+	if (a && a->kind == ATOM_WORD && strcmp(a->text, "none") == 0) {
+		free(o->set_state_file);
+		o->set_state_file = NULL;
+		o->set_state_none = true;
+		return;
+	}
+	if (!a || a->kind != ATOM_STR || !a->text[0]) {
+		conf_error(st, &v->loc, "\"%s\" expects a path in double "
+			   "quotes or none", d->name);
+		return;
+	}
+	o->set_state_none = false;
+	opt_str(st, d, v, &o->set_state_file);
 }
 
 static void opt_level(struct pstate *st, const struct pval *v, int *out)
@@ -297,6 +319,9 @@ static void opt_store(struct pstate *st, enum opt_id id, const struct pval *v)
 	case O_USER:
 		opt_str(st, d, v, &o->user);
 		return;
+	case O_SET_STATE_FILE:
+		opt_state_file(st, d, v, o);
+		return;
 	case O_CONTROL_GROUP:
 		opt_str(st, d, v, &o->control_group);
 		return;
@@ -410,11 +435,17 @@ static void set_flags(struct pstate *st, struct pset *ps, const struct pval *v)
 			ps->set.interval = true;
 			continue;
 		}
+		if (e->kind == PE_ONE && e->a.kind == ATOM_WORD &&
+		    strcmp(e->a.text, "timeout") == 0) {
+			ps->set.timeout = true;
+			continue;
+		}
 		conf_error(st, &e->loc, "unknown set flag \"%s\"; expected "
-			   "interval", e->a.text);
+			   "interval or timeout", e->a.text);
 	}
 	if (v->setref || v->n == 0)
-		conf_error(st, &v->loc, "\"flags\" expects interval");
+		conf_error(st, &v->loc, "\"flags\" expects interval or "
+			   "timeout");
 }
 
 static void set_type(struct pstate *st, struct pset *ps, const struct pval *v)
@@ -431,6 +462,32 @@ static void set_type(struct pstate *st, struct pset *ps, const struct pval *v)
 	}
 	ps->set.type = (enum set_type)t;
 	ps->have_type = true;
+}
+
+static void set_size(struct pstate *st, struct pset *ps, const struct pval *v)
+{
+	const struct atom *a = single(v);
+
+	if (!a || a->kind != ATOM_NUM || a->num == 0 ||
+	    a->num > NFQD_MAX_SET_SIZE) {
+		conf_error(st, &v->loc, "\"size\" expects a number of "
+			   "elements from 1 to %u", NFQD_MAX_SET_SIZE);
+		return;
+	}
+	ps->set.size = (uint32_t)a->num;
+}
+
+static void set_timeout(struct pstate *st, struct pset *ps,
+			const struct pval *v)
+{
+	const struct atom *a = single(v);
+
+	if (!a || (a->kind != ATOM_WORD && a->kind != ATOM_NUM) ||
+	    conf_parse_duration(a->text, &ps->set.timeout_ms)) {
+		conf_error(st, &v->loc, "\"timeout\" expects a duration: "
+			   "500ms, 30s, 10m, 1h or 2d");
+		return;
+	}
 }
 
 static void set_file(struct pstate *st, struct pset *ps, const struct pval *v)
@@ -451,7 +508,7 @@ void conf_pst_set_prop(struct pstate *st, const struct atom *name, bool eq,
 		       struct pval **v)
 {
 	static const char *const props[] = { "type", "flags", "elements",
-					     "file" };
+					     "file", "size", "timeout" };
 	struct pset *ps = st->cur_set;
 	unsigned i;
 
@@ -462,7 +519,8 @@ void conf_pst_set_prop(struct pstate *st, const struct atom *name, bool eq,
 			break;
 	if (i == ARRAY_SIZE(props)) {
 		conf_error(st, &name->loc, "unknown set property \"%s\"; "
-			   "expected one of: type, flags, elements, file",
+			   "expected one of: type, flags, elements, file, "
+			   "size, timeout",
 			   name->text);
 		return;
 	}
@@ -472,7 +530,8 @@ void conf_pst_set_prop(struct pstate *st, const struct atom *name, bool eq,
 		return;
 	}
 	if ((i == 0 && ps->have_type) || (i == 1 && ps->have_flags) ||
-	    (i == 2 && ps->have_elems) || (i == 3 && ps->set.file)) {
+	    (i == 2 && ps->have_elems) || (i == 3 && ps->set.file) ||
+	    (i == 4 && ps->set.size) || (i == 5 && ps->set.timeout_ms)) {
 		conf_error(st, &name->loc, "duplicate \"%s\" in set \"%s\"",
 			   name->text, ps->set.name);
 		return;
@@ -486,8 +545,12 @@ void conf_pst_set_prop(struct pstate *st, const struct atom *name, bool eq,
 		ps->have_elems = true;
 		ps->elems = *v;
 		*v = NULL;
-	} else {
+	} else if (i == 3) {
 		set_file(st, ps, *v);
+	} else if (i == 4) {
+		set_size(st, ps, *v);
+	} else {
+		set_timeout(st, ps, *v);
 	}
 }
 
@@ -568,6 +631,9 @@ void conf_pst_set_end(struct pstate *st)
 		set_bad(st, ps);
 		return;
 	}
+	if (ps->set.timeout_ms && !ps->set.timeout)
+		conf_error(st, &ps->set.loc, "set \"%s\" has a timeout but "
+			   "not \"flags timeout;\"; add it", ps->set.name);
 	if (ps->elems)
 		set_elems(st, ps);
 	conf_pval_free(ps->elems);
@@ -646,6 +712,7 @@ void conf_rule_clear(struct conf_rule *r)
 		conf_match_clear(&r->matches[j]);
 	free(r->matches);
 	free(r->log_prefix);
+	free(r->add_set);
 	free(r->text);
 	memset(r, 0, sizeof(*r));
 }

@@ -244,6 +244,9 @@ static void put_options(FILE *f, const struct conf_options *o)
 	fprintf(f, "\tlog-level %s;\n", level_name(o->log_level));
 	put_str_opt(f, "user", o->user);
 	put_str_opt(f, "control-group", o->control_group);
+	put_str_opt(f, "set-state-file", o->set_state_file);
+	if (o->set_state_none)
+		fputs("\tset-state-file none;\n", f);
 	fprintf(f, "\tbypass-mark 0x%x;\n", o->bypass_mark);
 	fprintf(f, "\tincomplete-verdict %s;\n",
 		conf_verdict_name(o->incomplete_verdict));
@@ -272,6 +275,24 @@ static void put_elem_lines(FILE *f, const struct conf_elem *v, unsigned n,
 	fputs("\t}", f);
 }
 
+/* A set's flags, size and timeout, each followed by END ("; " or
+ * ";\n\t"). */
+static void put_set_props(FILE *f, const struct conf_set *s, const char *end)
+{
+	if (s->interval || s->timeout)
+		fprintf(f, "flags %s%s%s%s", s->interval ? "interval" : "",
+			s->interval && s->timeout ? ", " : "",
+			s->timeout ? "timeout" : "", end);
+	if (s->size)
+		fprintf(f, "size %u%s", s->size, end);
+	if (s->timeout_ms) {
+		char dur[32];
+
+		conf_format_duration(s->timeout_ms, dur, sizeof(dur));
+		fprintf(f, "timeout %s%s", dur, end);
+	}
+}
+
 static int put_set(FILE *f, const struct conf *c, const struct conf_set *s,
 		   struct diags *d)
 {
@@ -291,8 +312,7 @@ static int put_set(FILE *f, const struct conf *c, const struct conf_set *s,
 		lines = l.n > SET_DUMP_INLINE_MAX;
 		fprintf(f, "set %s {%stype %s;%s", s->name, lines ? "\n\t" : " ",
 			conf_set_type_name(s->type), lines ? "\n\t" : " ");
-		if (s->interval)
-			fputs(lines ? "flags interval;\n\t" : "flags interval; ", f);
+		put_set_props(f, s, lines ? ";\n\t" : "; ");
 		fputs("elements = ", f);
 		if (lines)
 			put_elem_lines(f, l.v, l.n, s->type == SET_MARK);
@@ -387,6 +407,8 @@ static int put_match(FILE *f, const struct conf_match *m)
 	if (m->field == MATCH_LIMIT) {
 		fprintf(f, "limit rate %s%u/%s", m->negate ? "over " : "",
 			m->rate, limit_unit(m->per_seconds));
+		if (m->per)
+			fprintf(f, " per %s", field_names[m->per_key]);
 		if (m->burst)
 			fprintf(f, " burst %u", m->burst);
 		return 0;
@@ -429,6 +451,18 @@ static int put_rule(FILE *f, const struct conf_rule *r)
 		if (put_match(f, &r->matches[i]))
 			return -ENOMEM;
 		fputc(' ', f);
+	}
+	if (r->add_set) {
+		char dur[32];
+
+		fprintf(f, "%s @%s { %s ", r->add_update ? "update" : "add",
+			r->add_set, field_names[r->add_key]);
+		if (r->add_timeout_ms) {
+			conf_format_duration(r->add_timeout_ms, dur,
+					     sizeof(dur));
+			fprintf(f, "timeout %s ", dur);
+		}
+		fputs("} ", f);
 	}
 	if (r->counter)
 		fputs("counter ", f);

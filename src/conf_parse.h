@@ -55,6 +55,7 @@ struct pval {
 
 enum item_kind {
 	IT_MATCH,
+	IT_SETADD,
 	IT_COUNTER,
 	IT_LOG,
 	IT_MARK,
@@ -72,6 +73,10 @@ struct item {
 	uint32_t mark;
 	enum verdict_kind verdict;
 	uint16_t queue_num;
+	char *add_set;		/* IT_SETADD: set name, key, timeout */
+	enum match_field add_key;
+	uint64_t add_timeout_ms;
+	bool add_update;
 	bool bad;		/* an error was reported: drop the rule */
 	int proto;		/* match implies this IP protocol, or -1 */
 	char name[24];		/* for messages: "tcp dport", "counter" */
@@ -186,6 +191,19 @@ struct item *conf_pst_limit(struct pstate *st, const struct conf_loc *kwloc,
 struct item *conf_pst_stmt(struct pstate *st, enum item_kind kind,
 			   const struct conf_loc *loc, const struct atom *arg1,
 			   const struct atom *arg2);
+/* "add|update @SET { KW FIELD [timeout D] }" (D, TIMEOUT_KW NULL). */
+struct item *conf_pst_setadd(struct pstate *st, const char *verb,
+			     struct atom *set, const char *kw,
+			     const struct atom *field,
+			     const struct atom *timeout_kw,
+			     const struct atom *dur);
+/* "limit ARGS per KW FIELD [TAIL]": a bucket per value of the key;
+ * TAIL (burst M, or NULL) may follow the key. */
+struct item *conf_pst_limit_per(struct pstate *st,
+				const struct conf_loc *kwloc,
+				const struct pval *args, const char *kw,
+				const struct atom *field,
+				const struct pval *tail);
 struct item *conf_pst_verdict(struct pstate *st, enum verdict_kind v,
 			      const struct conf_loc *loc, const struct atom *w,
 			      const struct atom *num);

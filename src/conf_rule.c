@@ -401,24 +401,18 @@ static int limit_args(struct pstate *st, struct item *it,
 	return limit_size(st, it, rate);
 }
 
-struct item *conf_pst_limit(struct pstate *st, const struct conf_loc *kwloc,
-			    const struct pval *args)
+/* The match "limit ..." of text TEXT (taken) from ALL, its words. */
+static struct item *limit_item(struct pstate *st, const struct conf_loc *kwloc,
+			       const struct pval *all, struct sbuf *text)
 {
-	struct sbuf b = { 0 };
-	struct item *it;
+	struct item *it = conf_item_new(st, IT_MATCH, kwloc, "limit rate");
 
-	conf_sb_add(&b, "limit");
-	for (unsigned i = 0; i < args->n; i++) {
-		conf_sb_add(&b, " ");
-		sb_elem_text(&b, &args->elems[i]);
-	}
-	it = conf_item_new(st, IT_MATCH, kwloc, "limit rate");
 	if (!it) {
-		free(b.s);
+		free(text->s);
 		return NULL;
 	}
 	free(it->text);
-	it->text = conf_sb_done(&b, st);
+	it->text = conf_sb_done(text, st);
 	if (!it->text) {
 		conf_item_free(it);
 		return NULL;
@@ -426,12 +420,31 @@ struct item *conf_pst_limit(struct pstate *st, const struct conf_loc *kwloc,
 	it->m.field = MATCH_LIMIT;
 	it->m.loc = *kwloc;
 	it->m.mask = 0xffffffff;
-	if (limit_args(st, it, args))
+	if (limit_args(st, it, all))
 		it->bad = true;
 	return it;
 }
 
+static void sb_limit_args(struct sbuf *b, const struct pval *args)
+{
+	for (unsigned i = 0; args && i < args->n; i++) {
+		conf_sb_add(b, " ");
+		sb_elem_text(b, &args->elems[i]);
+	}
+}
+
+struct item *conf_pst_limit(struct pstate *st, const struct conf_loc *kwloc,
+			    const struct pval *args)
+{
+	struct sbuf b = { 0 };
+
+	conf_sb_add(&b, "limit");
+	sb_limit_args(&b, args);
+	return limit_item(st, kwloc, args, &b);
+}
+
 static const char *const stmt_names[] = {
+	[IT_SETADD] = "add @set",
 	[IT_COUNTER] = "counter",
 	[IT_LOG] = "log",
 	[IT_MARK] = "mark set",
@@ -471,6 +484,111 @@ struct item *conf_pst_stmt(struct pstate *st, enum item_kind kind,
 			st->nomem = true;
 			return NULL;
 		}
+	}
+	return it;
+}
+
+static const struct field_def *key_def(const char *kw, const char *word)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(field_defs); i++) {
+		const struct field_def *d = &field_defs[i];
+
+		if (d->word && !strcmp(d->kw, kw) && !strcmp(d->word, word) &&
+		    (d->set_type == SET_IPV4_ADDR ||
+		     d->set_type == SET_IPV6_ADDR ||
+		     d->set_type == SET_INET_SERVICE))
+			return d;
+	}
+	return NULL;
+}
+
+struct item *conf_pst_limit_per(struct pstate *st,
+				const struct conf_loc *kwloc,
+				const struct pval *args, const char *kw,
+				const struct atom *field,
+				const struct pval *tail)
+{
+	const struct field_def *d = key_def(kw, field->text);
+	unsigned n = args->n + (tail ? tail->n : 0);
+	struct pval all = { .loc = args->loc, .n = n };
+	struct sbuf b = { 0 };
+	struct item *it;
+
+	/* limit_args() reads the words of both parts, without "per". */
+	all.elems = malloc(n * sizeof(*all.elems));
+	if (!all.elems)
+		return NULL;
+	memcpy(all.elems, args->elems, args->n * sizeof(*all.elems));
+	if (tail)
+		memcpy(all.elems + args->n, tail->elems,
+		       tail->n * sizeof(*all.elems));
+	conf_sb_add(&b, "limit");
+	sb_limit_args(&b, args);
+	conf_sb_add(&b, " per ");
+	conf_sb_add(&b, kw);
+	conf_sb_add(&b, " ");
+	conf_sb_add(&b, field->text);
+	sb_limit_args(&b, tail);
+	it = limit_item(st, kwloc, &all, &b);
+	free(all.elems);
+	if (!it)
+		return NULL;
+	if (!d) {
+		conf_error(st, &field->loc, "\"%s %s\" cannot key a limit; "
+			   "expected ip saddr, ip daddr, ip6 saddr, ip6 daddr, "
+			   "tcp sport, tcp dport, udp sport or udp dport", kw,
+			   field->text);
+		it->bad = true;
+		return it;
+	}
+	it->m.per = true;
+	it->m.per_key = d->field;
+	return it;
+}
+
+struct item *conf_pst_setadd(struct pstate *st, const char *verb,
+			     struct atom *set, const char *kw,
+			     const struct atom *field,
+			     const struct atom *timeout_kw,
+			     const struct atom *dur)
+{
+	struct item *it = conf_item_new(st, IT_SETADD, &set->loc, "add @set");
+	const struct field_def *d = key_def(kw, field->text);
+	char text[400], durs[32] = "";
+
+	if (!it)
+		return NULL;
+	if (!d) {
+		conf_error(st, &field->loc, "\"%s %s\" cannot fill a set; "
+			   "expected ip saddr, ip daddr, ip6 saddr, ip6 daddr, "
+			   "tcp sport, tcp dport, udp sport or udp dport", kw,
+			   field->text);
+		it->bad = true;
+	} else if (timeout_kw && (strcmp(timeout_kw->text, "timeout") ||
+		   conf_parse_duration(dur->text, &it->add_timeout_ms))) {
+		conf_error(st, &timeout_kw->loc, "expected \"timeout "
+			   "DURATION\" (500ms, 30s, 10m, 1h, 2d) after the key");
+		it->bad = true;
+	}
+	if (it->bad)
+		return it;
+	it->add_key = d->field;
+	it->add_update = verb[0] == 'u';
+	it->m.loc = set->loc;
+	it->add_set = set->text;
+	set->text = NULL;
+	if (it->add_timeout_ms)
+		conf_format_duration(it->add_timeout_ms, durs, sizeof(durs));
+	snprintf(text, sizeof(text), "%s @%s { %s %s%s%s }", verb,
+		 it->add_set, kw, field->text, durs[0] ? " timeout " : "",
+		 durs);
+	free(it->text);
+	it->text = strdup(text);
+	snprintf(it->name, sizeof(it->name), "%s @set", verb);
+	if (!it->text) {
+		conf_item_free(it);
+		st->nomem = true;
+		return NULL;
 	}
 	return it;
 }
@@ -534,8 +652,9 @@ static int check_order(struct pstate *st, const struct items *l,
 		if (p < max || (p == max && p > 0)) {
 			conf_error(st, &it->loc, p == max ?
 				   "duplicate \"%s\"" : "\"%s\" out of order; "
-				   "write matches, then counter, log, "
-				   "mark set, bypass, then the verdict",
+				   "write matches, then add/update @set, "
+				   "counter, log, mark set, bypass, then the "
+				   "verdict",
 				   it->name);
 			bad = 1;
 		}
@@ -630,6 +749,13 @@ static int rule_fill(struct pstate *st, struct conf_rule *r,
 			it->text = NULL;
 			r->matches[nm++] = it->m;
 			memset(&it->m, 0, sizeof(it->m));
+		} else if (it->kind == IT_SETADD) {
+			r->add_set = it->add_set;
+			it->add_set = NULL;
+			r->add_key = it->add_key;
+			r->add_timeout_ms = it->add_timeout_ms;
+			r->add_update = it->add_update;
+			r->add_loc = it->m.loc;
 		} else if (it->kind == IT_COUNTER) {
 			r->counter = true;
 		} else if (it->kind == IT_LOG) {

@@ -109,6 +109,7 @@ void conf_item_free(struct item *it)
 		return;
 	free(it->text);
 	free(it->prefix);
+	free(it->add_set);
 	conf_match_clear(&it->m);
 	free(it);
 }
@@ -152,6 +153,7 @@ static void items_clear(struct item *v, unsigned n)
 	for (unsigned i = 0; i < n; i++) {
 		free(v[i].text);
 		free(v[i].prefix);
+		free(v[i].add_set);
 		conf_match_clear(&v[i].m);
 	}
 }
@@ -271,4 +273,51 @@ struct item *conf_item_new(struct pstate *st, enum item_kind kind,
 	it->proto = -1;
 	snprintf(it->name, sizeof(it->name), "%s", text);
 	return it;
+}
+
+/* ---- durations ---- */
+
+static const struct {
+	const char *unit;
+	uint64_t ms;
+} dur_units[] = {
+	{ "d", 86400000ull }, { "h", 3600000ull }, { "m", 60000ull },
+	{ "s", 1000ull }, { "ms", 1ull },
+};
+
+#define MAX_DURATION_MS	(366ull * 86400000ull)	/* a year and a day */
+
+int conf_parse_duration(const char *text, uint64_t *ms)
+{
+	uint64_t v = 0;
+	const char *p = text;
+
+	while (*p >= '0' && *p <= '9') {
+		v = v * 10 + (uint64_t)(*p++ - '0');
+		if (v > MAX_DURATION_MS)
+			return -EINVAL;
+	}
+	if (p == text)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(dur_units) / sizeof(dur_units[0]); i++) {
+		if (strcmp(p, dur_units[i].unit) != 0)
+			continue;
+		if (v == 0 || v > MAX_DURATION_MS / dur_units[i].ms)
+			return -EINVAL;
+		*ms = v * dur_units[i].ms;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+void conf_format_duration(uint64_t ms, char *buf, size_t size)
+{
+	for (size_t i = 0; i < sizeof(dur_units) / sizeof(dur_units[0]); i++) {
+		if (ms % dur_units[i].ms == 0) {
+			snprintf(buf, size, "%llu%s",
+				 (unsigned long long)(ms / dur_units[i].ms),
+				 dur_units[i].unit);
+			return;
+		}
+	}
 }

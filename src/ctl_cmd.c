@@ -176,7 +176,8 @@ void ctl_warn_unfed_hooks(const struct registry_root *root, const char *what)
 	json_decref(unfed_hooks(root, what));
 }
 
-static int cmd_status(const struct ctl_ops *ops, json_t **out)
+static int cmd_status(const struct ctl_ops *ops,
+		      const struct proto_request *req, json_t **out)
 {
 	struct registry *r;
 	json_t *o, *queues, *adopted;
@@ -258,7 +259,8 @@ static json_t *stats_row_json(const struct stats_row *w)
 	return o;
 }
 
-static int cmd_stats(const struct ctl_ops *ops, json_t **out)
+static int cmd_stats(const struct ctl_ops *ops,
+		      const struct proto_request *r, json_t **out)
 {
 	struct stats_row *rows;
 	json_t *queues;
@@ -312,24 +314,19 @@ static json_t *sets_json(const struct policy *p)
 {
 	json_t *a = json_array();
 
-	for (unsigned i = 0; a && i < policy_named_sets(p); i++)
+	for (unsigned i = 0; a && i < policy_set_count(p); i++) {
+		struct policy_set_view v;
+
+		policy_set_get(p, i, &v);
 		json_array_append_new(a, json_pack("{s:s, s:I}",
-			"set", policy_set_name(p, i), "elements",
+			"set", v.name, "elements",
 			(json_int_t)policy_set_elements(p, i)));
+	}
 	return a;
 }
 
-static int cmd_sets(const struct ctl_ops *ops, json_t **out)
-{
-	int ret;
-
-	rcu_read_lock();
-	ret = ctl_sets_list(registry_policy(ops->root), out);
-	rcu_read_unlock();
-	return ret;
-}
-
-static int cmd_rules(const struct ctl_ops *ops, json_t **out)
+static int cmd_rules(const struct ctl_ops *ops,
+		      const struct proto_request *r, json_t **out)
 {
 	struct ctl_status st;
 	struct policy *p;
@@ -388,7 +385,8 @@ static json_t *reload_error_json(const char *errors, int err)
 	return o;
 }
 
-static int cmd_reload(const struct ctl_ops *ops, json_t **out)
+static int cmd_reload(const struct ctl_ops *ops,
+		      const struct proto_request *r, json_t **out)
 {
 	json_t *warnings, *kernel;
 	struct ctl_status st;
@@ -417,7 +415,8 @@ static int cmd_reload(const struct ctl_ops *ops, json_t **out)
 	return *out ? 0 : -ENOMEM;
 }
 
-static int cmd_counters_reset(const struct ctl_ops *ops, json_t **out)
+static int cmd_counters_reset(const struct ctl_ops *ops,
+		      const struct proto_request *r, json_t **out)
 {
 	ops->counters_reset(ops->ctx);
 	log_info("control: counters reset");
@@ -425,18 +424,44 @@ static int cmd_counters_reset(const struct ctl_ops *ops, json_t **out)
 	return *out ? 0 : -ENOMEM;
 }
 
+static int cmd_sets(const struct ctl_ops *ops, const struct proto_request *r,
+		    json_t **out)
+{
+	int ret;
+
+	rcu_read_lock();
+	ret = ctl_sets_list(registry_policy(ops->root), out);
+	rcu_read_unlock();
+	return ret;
+}
+
+static int cmd_set(const struct ctl_ops *ops, const struct proto_request *r,
+		   json_t **out)
+{
+	struct policy *p = registry_policy(ops->root);
+
+	if (!p) {
+		*out = ctl_error_json("no policy loaded yet");
+		return 1;
+	}
+	return ctl_set_cmd(p, r, out);
+}
+
 /* The daemon's command table: words of the request, handler. */
 static const struct ctl_cmd {
 	const char *name;
 	const char *sub;	/* required second word, or NULL for none */
-	int (*run)(const struct ctl_ops *ops, json_t **out);
+	bool more;		/* the handler checks the other words */
+	int (*run)(const struct ctl_ops *ops, const struct proto_request *r,
+		   json_t **out);
 } commands[] = {
-	{ "status", NULL, cmd_status },
-	{ "stats", NULL, cmd_stats },
-	{ "rules", NULL, cmd_rules },
-	{ "sets", NULL, cmd_sets },
-	{ "reload", NULL, cmd_reload },
-	{ "counters", "reset", cmd_counters_reset },
+	{ "status", NULL, false, cmd_status },
+	{ "stats", NULL, false, cmd_stats },
+	{ "rules", NULL, false, cmd_rules },
+	{ "reload", NULL, false, cmd_reload },
+	{ "counters", "reset", false, cmd_counters_reset },
+	{ "sets", NULL, false, cmd_sets },
+	{ "set", NULL, true, cmd_set },
 };
 
 static const struct ctl_cmd *cmd_find(const struct proto_request *r)
@@ -446,6 +471,10 @@ static const struct ctl_cmd *cmd_find(const struct proto_request *r)
 
 		if (strcmp(r->argv[0], c->name) != 0)
 			continue;
+		if (c->more)
+			return c;
+		if (r->data_len)
+			return NULL;
 		if (c->sub ? r->argc == 2 && strcmp(r->argv[1], c->sub) == 0
 			   : r->argc == 1)
 			return c;
@@ -467,9 +496,11 @@ int ctl_cmd_run(const struct ctl_ops *ops, const struct proto_request *r,
 				      r->argc > 1 ? r->argv[1] : "");
 		return PROTO_ST_UNKNOWN;
 	}
-	ret = c->run(ops, out);
+	ret = c->run(ops, r, out);
 	if (ret == 0)
 		return PROTO_ST_OK;
+	if (ret == CTL_SETS_BADARGS)
+		return PROTO_ST_UNKNOWN;
 	if (ret > 0)
 		return PROTO_ST_FAILED;
 	json_decref(*out);

@@ -32,6 +32,7 @@
 #include "policy.h"
 #include "queue.h"
 #include "registry.h"
+#include "setstate.h"
 #include "stats.h"
 #include "svcjob.h"
 
@@ -42,6 +43,7 @@
  * long as a config message waits for its ACK (queue_conf.c): a worker
  * that wakes late (a loaded machine) is slow, not failed. */
 #define RECONF_WAIT_MS		10000
+#define SWEEP_SECONDS		1.0	/* expired set elements are freed */
 
 
 /* ------------------------------------------------------------------ */
@@ -300,6 +302,7 @@ static int start_queues(struct nfqd *d, const uint16_t *nums, unsigned n,
 {
 	struct registry *r = registry_alloc(n);
 	struct diags dg = { 0 };
+	char *state;
 	int rc;
 
 	if (!r) {
@@ -317,6 +320,9 @@ static int start_queues(struct nfqd *d, const uint16_t *nums, unsigned n,
 		return rc;
 	}
 	policy_use_ifcache(p, d->ifc);
+	state = setstate_path(&d->conf->opts);
+	setstate_restore(p, state);
+	free(state);
 	/* Packets can arrive as soon as a queue is bound, and are judged
 	 * while waiting for the kernel's ACKs: publish the policy first. */
 	registry_publish_policy(&d->reg, p);
@@ -499,6 +505,21 @@ static void on_log_timer(struct ev_loop *loop, ev_timer *w, int revents)
 	policy_log_report(registry_policy(&d->reg));
 }
 
+/* Expired runtime elements stop matching on their own (lookups check
+ * the time); this frees them. */
+static void on_sweep_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct nfqd *d = w->data;
+	double t0 = ev_time(), took;
+
+	policy_sets_sweep(registry_policy(&d->reg));
+	/* A walk over a million elements takes a while: keep the main
+	 * loop (control commands, reloads) free at least 90% of the time. */
+	took = ev_time() - t0;
+	w->repeat = took * 10 > SWEEP_SECONDS ? took * 10 : SWEEP_SECONDS;
+	ev_timer_again(loop, w);
+}
+
 static void watch_signals(struct nfqd *d)
 {
 	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT };
@@ -666,6 +687,10 @@ int nfqd_start(struct nfqd *d, const char *config_path, bool builtin)
 		      LOG_FLUSH_SECONDS);
 	d->log_timer.data = d;
 	ev_timer_start(d->loop, &d->log_timer);
+	ev_timer_init(&d->sweep_timer, on_sweep_timer, SWEEP_SECONDS,
+		      SWEEP_SECONDS);
+	d->sweep_timer.data = d;
+	ev_timer_start(d->loop, &d->sweep_timer);
 
 	rc = start_conf(d, &sc);
 	if (rc == 0) {
@@ -986,6 +1011,7 @@ static int reload_with(struct nfqd *d, struct conf *nc, struct diags *dg)
 		if (!pl->opened[i] && nc->opts.rcvbuf != d->conf->opts.rcvbuf)
 			queue_set_rcvbuf(pl->next->q[i], nc->opts.rcvbuf);
 	/* Only now: every queue has the kernel flags P needs. */
+	policy_share_dynsets(p, old);
 	policy_free(registry_publish_policy(&d->reg, p));
 	commit_plan(d, pl);
 	free(pl);
@@ -1097,10 +1123,16 @@ static void free_queues(struct nfqd *d)
 
 void nfqd_stop(struct nfqd *d)
 {
+	char *state;
+
 	ev_timer_stop(d->loop, &d->log_timer);
+	ev_timer_stop(d->loop, &d->sweep_timer);
 	shutdown_queues(d);
 	free_queues(d);
 	log_rings_flush();
+	state = d->conf ? setstate_path(&d->conf->opts) : NULL;
+	setstate_save(registry_policy(&d->reg), state);
+	free(state);
 	policy_free(registry_publish_policy(&d->reg, NULL));
 	ifcache_free(d->ifc);
 	d->ifc = NULL;

@@ -14,8 +14,9 @@
  * packet passes when max(TAT, now) - now <= size - cost and moves TAT to
  * max(TAT, now) + cost. One CAS, no lock, shared by all workers.
  *
- * limiter_take() takes the bucket and the time, so that one bucket per key
- * (a dynamic set's element) works the same way.
+ * limiter_take_tat() takes the bucket's TAT apart from its cost and size,
+ * so that one bucket per key ("limit ... per KEY", keylimit.c) is the same
+ * bucket: one owner of the arithmetic.
  */
 #ifndef NFQD_LIMITER_H
 #define NFQD_LIMITER_H
@@ -72,21 +73,32 @@ static inline int limiter_init(struct limiter *l, uint64_t rate,
 	return 0;
 }
 
-/* Take one packet's tokens at time NOW (ns) if the bucket holds them. */
-static inline bool limiter_take(struct limiter *l, uint64_t now)
+/*
+ * Take one packet's tokens at time NOW (ns) if the bucket holds them: the
+ * bucket whose arrival time is *TAT, of L's cost and size. A per-key
+ * bucket (keylimit.h) is a TAT alone and shares its rule's L.
+ */
+static inline bool limiter_take_tat(const struct limiter *l,
+				    _Atomic uint64_t *tatp, uint64_t now)
 {
-	uint64_t tat = atomic_load_explicit(&l->tat, memory_order_relaxed);
+	uint64_t tat = atomic_load_explicit(tatp, memory_order_relaxed);
 
 	for (;;) {
 		uint64_t start = tat > now ? tat : now;
 
 		if (start - now > l->slack)
 			return false;
-		if (atomic_compare_exchange_weak_explicit(&l->tat, &tat,
+		if (atomic_compare_exchange_weak_explicit(tatp, &tat,
 				start + l->cost, memory_order_relaxed,
 				memory_order_relaxed))
 			return true;
 	}
+}
+
+/* Take one packet's tokens from L's own bucket at NOW. */
+static inline bool limiter_take(struct limiter *l, uint64_t now)
+{
+	return limiter_take_tat(l, &l->tat, now);
 }
 
 #endif

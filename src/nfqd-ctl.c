@@ -43,7 +43,7 @@ struct opts {
 	const char *output;	/* -o FILE */
 	double interval;	/* -w / -d SECONDS */
 	unsigned long count;	/* -n COUNT */
-	const char *words[PROTO_MAX_ARGS];
+	const char **words;	/* argc of them at most */
 	unsigned n_words;
 };
 
@@ -91,7 +91,15 @@ static const struct command {
 	{ "counters", "reset", 0, render_quiet, "counters reset",
 	  "zero nfqd's own counters (not the kernel's)" },
 	{ "sets", NULL, OPT_OUTPUT, ctl_render_sets, "sets",
-	  "every named set: type, elements, memory, file" },
+	  "every named set: type, elements, memory, counters, file" },
+	{ "set", "*", 0, NULL,
+	  "set add NAME ELEMENT... [timeout DURATION]\n"
+	  "set delete NAME ELEMENT...\n"
+	  "set flush NAME\nset list NAME",
+	  "add runtime elements (- reads them from standard input)\n"
+	  "delete runtime elements (- as for add)\n"
+	  "delete every runtime element\n"
+	  "every element, its origin and the time it has left" },
 	{ "top", NULL, OPT_DELAY | OPT_BATCH | OPT_COUNT, NULL,
 	  "top [-d SECONDS] [-b] [-n COUNT]",
 	  "live view: per-queue rates, busiest rules; q quits" },
@@ -234,10 +242,8 @@ static int parse_arg(struct opts *o, int argc, char **argv, int *i)
 		return r;
 	} else if (a[0] == '-' && a[1]) {
 		return usage_error("unknown option", a);
-	} else if (o->n_words < PROTO_MAX_ARGS) {
-		o->words[o->n_words++] = a;
 	} else {
-		return usage_error("too many arguments", NULL);
+		o->words[o->n_words++] = a;
 	}
 	return 0;
 }
@@ -251,8 +257,6 @@ static int parse_args(struct opts *o, int argc, char **argv)
 		const char *a = argv[i];
 
 		if (words_only || a[0] != '-' || !a[1]) {
-			if (o->n_words == PROTO_MAX_ARGS)
-				return usage_error("too many arguments", NULL);
 			o->words[o->n_words++] = a;
 		} else if (!strcmp(a, "--")) {
 			words_only = true;
@@ -268,6 +272,8 @@ static int parse_args(struct opts *o, int argc, char **argv)
 	}
 	if (!o->n_words)
 		return usage_error("no command given", NULL);
+	if (o->n_words > PROTO_MAX_ARGS && strcmp(o->words[0], "set"))
+		return usage_error("too many arguments", NULL);
 	if (!*o->socket)
 		return usage_error("empty socket path", NULL);
 	if ((o->cmd_opts & OPT_OUTPUT) && !*o->output)
@@ -323,6 +329,8 @@ static const struct command *find_command(const struct opts *o)
 		usage_error("unknown command", o->words[0]);
 		return NULL;
 	}
+	if (c->sub && !strcmp(c->sub, "*"))	/* checks its own words */
+		return (o->cmd_opts & ~c->opts) ? usage_of(c) : c;
 	if (o->n_words != (c->sub ? 2u : 1u) ||
 	    (c->sub && strcmp(o->words[1], c->sub)) ||
 	    (o->cmd_opts & ~c->opts))
@@ -485,8 +493,8 @@ static int run_once(const struct opts *o, const struct command *c)
 static int run_prometheus(const struct opts *o)
 {
 	static const char *const stats[] = { "stats" }, *const rules[] = {
-		"rules" };
-	json_t *s = NULL, *r = NULL;
+		"rules" }, *const sets[] = { "sets" };
+	json_t *s = NULL, *r = NULL, *st = NULL;
 	struct output out;
 	uint16_t status;
 	int ret;
@@ -494,8 +502,10 @@ static int run_prometheus(const struct opts *o)
 	ret = ask(o, stats, 1, &s, &status);
 	if (!ret)
 		ret = ask(o, rules, 1, &r, &status);
-	if (ret && (s || r))
-		print_error(r ? r : s, status);
+	if (!ret)
+		ret = ask(o, sets, 1, &st, &status);
+	if (ret && (s || r || st))
+		print_error(st ? st : r ? r : s, status);
 	if (ret && !o->output)
 		goto out;
 	if (output_open(o, &out) < 0) {
@@ -508,11 +518,14 @@ static int run_prometheus(const struct opts *o)
 		fprintf(stderr, "nfqd-ctl: %s: unexpected answer\n", o->socket);
 		ctl_render_prometheus_down(out.f);
 		ret = CTL_EXIT_DAEMON;
+	} else {
+		ctl_render_prometheus_sets(out.f, st);
 	}
 	ret = output_close(o, &out, ret, true);
 out:
 	json_decref(s);
 	json_decref(r);
+	json_decref(st);
 	return ret;
 }
 
@@ -543,12 +556,17 @@ int main(int argc, char **argv)
 	const struct command *c;
 	int ret;
 
+	o.words = calloc((size_t)argc + 1, sizeof(*o.words));
+	if (!o.words)
+		return CTL_EXIT_DAEMON;
 	ret = parse_args(&o, argc, argv);
 	if (ret)
 		return ret > 0 ? 0 : CTL_EXIT_USAGE;
 	c = find_command(&o);
 	if (!c)
 		return CTL_EXIT_USAGE;
+	if (!strcmp(c->name, "set"))
+		return ctl_set_run(o.socket, o.json, o.words, o.n_words);
 	if (!c->render || (o.cmd_opts & OPT_WATCH))
 		return run_repeating(&o, c);
 	if (o.cmd_opts & OPT_PROMETHEUS)

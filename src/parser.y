@@ -56,6 +56,7 @@ static void nfqd_yyerror(NFQD_YYLTYPE *l, void *scanner, struct pstate *st,
 	struct item *item;
 	struct items *items;
 	int flag;
+	const char *kw;
 }
 
 %token <atom> WORD "name" NUM "number" STR "string" ADDR "address"
@@ -67,6 +68,7 @@ static void nfqd_yyerror(NFQD_YYLTYPE *l, void *scanner, struct pstate *st,
 %token DNS "dns" TLS "tls" HTTP "http" ECH "ech"
 %token COUNTER "counter" LOG "log" MARK "mark" BYPASS "bypass"
 %token ACCEPT "accept" DROP "drop" REPEAT "repeat" QUEUE "queue"
+%token ADD "add" UPDATE "update" PER "per"
 
 %type <atom> atom field
 %type <elem> elem limarg
@@ -74,6 +76,7 @@ static void nfqd_yyerror(NFQD_YYLTYPE *l, void *scanner, struct pstate *st,
 %type <item> item match stmt verdict
 %type <items> items rule
 %type <flag> neg
+%type <kw> setkey setverb
 
 %destructor { conf_atom_clear(&$$); } <atom>
 %destructor { conf_pelem_free($$); } <elem>
@@ -237,10 +240,22 @@ match		: IP field neg value
 			{ $$ = conf_pst_limit(st, LOC(@1), $2);
 			  conf_pval_free($2);
 			  if (!$$) YYNOMEM; }
+		| LIMIT limargs PER setkey field
+			{ $$ = conf_pst_limit_per(st, LOC(@1), $2, $4, &$5,
+						  NULL);
+			  conf_pval_free($2); conf_atom_clear(&$5);
+			  if (!$$) YYNOMEM; }
+		| LIMIT limargs PER setkey field limargs
+			{ $$ = conf_pst_limit_per(st, LOC(@1), $2, $4, &$5,
+						  $6);
+			  conf_pval_free($2); conf_atom_clear(&$5);
+			  conf_pval_free($6);
+			  if (!$$) YYNOMEM; }
 		;
 
 /* "limit rate [over] N/UNIT [burst M [packets]]": words, numbers and
- * N/UNIT up to the next keyword; conf_pst_limit() reads them. */
+ * N/UNIT up to the next keyword; conf_pst_limit() reads them. "per"
+ * (a keyword) and its key may come before the burst or after it. */
 limargs		: limarg		{ $$ = conf_pval_new($1, LOC(@1));
 					  if (!$$) YYNOMEM; }
 		| limargs limarg	{ $$ = $1;
@@ -292,6 +307,27 @@ stmt		: COUNTER
 			{ $$ = conf_pst_stmt(st, IT_BYPASS, LOC(@1), NULL,
 					    NULL);
 			  if (!$$) YYNOMEM; }
+		| setverb SETREF '{' setkey field '}'
+			{ $$ = conf_pst_setadd(st, $1, &$2, $4, &$5, NULL,
+					      NULL);
+			  conf_atom_clear(&$2);
+			  conf_atom_clear(&$5); if (!$$) YYNOMEM; }
+		| setverb SETREF '{' setkey field WORD WORD '}'
+			{ $$ = conf_pst_setadd(st, $1, &$2, $4, &$5, &$6,
+					      &$7);
+			  conf_atom_clear(&$2);
+			  conf_atom_clear(&$5); conf_atom_clear(&$6);
+			  conf_atom_clear(&$7); if (!$$) YYNOMEM; }
+		;
+
+setverb		: ADD			{ $$ = "add"; }
+		| UPDATE		{ $$ = "update"; }
+		;
+
+setkey		: IP			{ $$ = "ip"; }
+		| IP6			{ $$ = "ip6"; }
+		| TCP			{ $$ = "tcp"; }
+		| UDP			{ $$ = "udp"; }
 		;
 
 verdict		: ACCEPT

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* policy.c - compiling the config's hook blocks into an immutable policy. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <linux/netfilter.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "log.h"
 #include "pkt.h"
 #include "policy.h"
 #include "policy_index.h"
@@ -194,14 +196,45 @@ static struct set *compile_set(const struct conf *c, const struct conf_set *cs,
 	return s;
 }
 
+/* The inline elements alone, to tell "config" from "file" elements. */
+static struct set *inline_only(const struct conf_set *cs)
+{
+	struct set *s = set_new(set_type_kind(cs->type));
+
+	for (unsigned i = 0; s && i < cs->n_elems; i++)
+		policy_add_elem(s, &cs->elems[i]);
+	if (s && set_finish(s)) {
+		set_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Name, file and runtime part of named set CS. */
+static int compile_named(struct pnamed *pn, const struct conf_set *cs)
+{
+	enum set_kind kind = set_type_kind(cs->type);
+
+	pn->type = cs->type;
+	pn->timeout = cs->timeout;
+	pn->name = strdup(cs->name);
+	if (!pn->name || (cs->file && !(pn->file = strdup(cs->file))))
+		return -ENOMEM;
+	if (cs->file && cs->n_elems && !(pn->inline_elems = inline_only(cs)))
+		return -ENOMEM;
+	if (kind == SETK_STR || kind == SETK_DOMAIN)
+		return 0;
+	pn->dyn = dynset_new(kind, cs->type,
+			     cs->size ? cs->size : DYNSET_DEFAULT_SIZE,
+			     cs->timeout_ms * 1000000ull);
+	return pn->dyn ? 0 : -ENOMEM;
+}
+
 static int compile_sets(struct policy *p, const struct conf *c,
 			struct diags *d)
 {
-	p->set_names = calloc(c->n_sets ? c->n_sets : 1, sizeof(char *));
-	p->set_files = calloc(c->n_sets ? c->n_sets : 1, sizeof(char *));
-	p->set_types = calloc(c->n_sets ? c->n_sets : 1,
-			      sizeof(enum set_type));
-	if (!p->set_names || !p->set_files || !p->set_types)
+	p->named = calloc(c->n_sets ? c->n_sets : 1, sizeof(*p->named));
+	if (!p->named)
 		return -ENOMEM;
 	for (unsigned i = 0; i < c->n_sets; i++) {
 		struct set *s = compile_set(c, &c->sets[i], d);
@@ -210,43 +243,25 @@ static int compile_sets(struct policy *p, const struct conf *c,
 			set_free(s);
 			return -ENOMEM;
 		}
-		p->set_names[i] = strdup(c->sets[i].name);
-		if (!p->set_names[i])
-			return -ENOMEM;
-		p->n_named = i + 1;
-		p->set_types[i] = c->sets[i].type;
-		if (c->sets[i].file &&
-		    !(p->set_files[i] = strdup(c->sets[i].file)))
+		p->n_named++;
+		if (compile_named(&p->named[i], &c->sets[i]))
 			return -ENOMEM;
 	}
 	return 0;
 }
 
-unsigned policy_named_sets(const struct policy *p)
+size_t policy_set_static(const struct policy *p, unsigned i)
 {
-	return p ? p->n_named : 0;
-}
-
-const char *policy_set_name(const struct policy *p, unsigned i)
-{
-	return i < p->n_named ? p->set_names[i] : NULL;
-}
-
-enum set_type policy_set_type(const struct policy *p, unsigned i)
-{
-	return p->set_types[i];
-}
-
-const char *policy_set_file(const struct policy *p, unsigned i)
-{
-	return i < p->n_named ? p->set_files[i] : NULL;
+	return set_n_exact(p->sets[i]) + set_n_intervals(p->sets[i]);
 }
 
 size_t policy_set_elements(const struct policy *p, unsigned i)
 {
-	if (i >= p->n_named)
-		return 0;
-	return set_n_exact(p->sets[i]) + set_n_intervals(p->sets[i]);
+	struct dynset_stats st = { 0 };
+
+	if (p->named[i].dyn)
+		dynset_get_stats(p->named[i].dyn, &st);
+	return policy_set_static(p, i) + st.n;
 }
 
 char *policy_sets_summary(const struct policy *p)
@@ -255,14 +270,14 @@ char *policy_sets_summary(const struct policy *p)
 	size_t len = 0;
 	FILE *f;
 
-	if (!policy_named_sets(p))
+	if (!policy_set_count(p))
 		return NULL;
 	f = open_memstream(&out, &len);
 	if (!f)
 		return NULL;
 	for (unsigned i = 0; i < p->n_named; i++)
 		fprintf(f, "%s%s %zu element%s", i ? ", " : "",
-			p->set_names[i], policy_set_elements(p, i),
+			p->named[i].name, policy_set_elements(p, i),
 			policy_set_elements(p, i) == 1 ? "" : "s");
 	if (fclose(f) != 0) {
 		free(out);
@@ -315,6 +330,29 @@ static void compile_limit(struct policy *p, const struct conf *c,
 		       cm->burst);
 }
 
+/* "limit ... per KEY": the same bucket, one per value of KEY. */
+static int compile_keylimit(struct policy *p, struct cmatch *m,
+			    const struct conf_match *cm, const struct crule *r)
+{
+	struct keylimit **n = realloc(p->kls, (p->n_kls + 1) * sizeof(*n));
+	const struct crule **nr;
+
+	if (!n)
+		return -ENOMEM;
+	p->kls = n;
+	nr = realloc(p->kl_rule, (p->n_kls + 1) * sizeof(*nr));
+	if (!nr)
+		return -ENOMEM;
+	p->kl_rule = nr;
+	nr[p->n_kls] = r;
+	m->kl = keylimit_new(m->lim, KEYLIMIT_SIZE);
+	if (!m->kl)
+		return -ENOMEM;
+	p->kls[p->n_kls++] = m->kl;
+	m->kl_key = cm->per_key;
+	return 0;
+}
+
 static int note_span(void *arg, const void *lo, const void *hi)
 {
 	struct cmatch *m = arg;
@@ -339,7 +377,7 @@ static void find_spans(struct cmatch *m)
 
 static int compile_match(struct policy *p, const struct conf *c,
 			 const struct conf_match *cm, struct cmatch *m,
-			 struct diags *d)
+			 const struct crule *r, struct diags *d)
 {
 	struct field_info fi = field_info(cm->field);
 	struct set *s;
@@ -351,7 +389,7 @@ static int compile_match(struct policy *p, const struct conf *c,
 	m->flags = cm->flags;
 	if (cm->field == MATCH_LIMIT) {
 		compile_limit(p, c, m, cm, d);
-		return 0;
+		return cm->per ? compile_keylimit(p, m, cm, r) : 0;
 	}
 	if (!fi.values)
 		return 0;
@@ -370,6 +408,7 @@ static int compile_match(struct policy *p, const struct conf *c,
 			return 0;
 		}
 		m->set = p->sets[i];
+		m->dyn = p->named[i].dyn;
 		find_spans(m);
 		return 0;
 	}
@@ -452,10 +491,55 @@ static unsigned rule_fams(const struct conf_rule *cr)
 {
 	unsigned fams = FAM_V4 | FAM_V6;
 
-	for (unsigned i = 0; i < cr->n_matches &&
-	     cr->matches[i].field != MATCH_LIMIT; i++)
-		fams &= field_info(cr->matches[i].field).fams;
+	for (unsigned i = 0; i < cr->n_matches; i++) {
+		const struct conf_match *m = &cr->matches[i];
+
+		/* A per-key limit takes no token from a packet without
+		 * its key, which then matches nothing. */
+		if (m->field == MATCH_LIMIT)
+			return m->per ? fams & field_info(m->per_key).fams :
+					fams;
+		fams &= field_info(m->field).fams;
+	}
+	/* Nor does "add @S { KEY }" for a packet without KEY. */
+	if (cr->add_set)
+		fams &= field_info(cr->add_key).fams;
 	return fams;
+}
+
+/* "add/update @NAME { KEY [timeout D] }": the set must hold KEY's type
+ * and take runtime elements; a timeout needs "flags timeout". */
+static void compile_add(struct policy *p, const struct conf *c,
+			const struct conf_rule *cr, struct crule *r,
+			struct diags *d)
+{
+	struct field_info fi = field_info(cr->add_key);
+	int i = find_set(c, cr->add_set);
+
+	if (i < 0) {
+		err_at(d, c, &cr->add_loc, "unknown set @%s", cr->add_set);
+		return;
+	}
+	if ((int)c->sets[i].type != fi.set_type) {
+		err_at(d, c, &cr->add_loc, "set @%s has type %s, which this "
+		       "key cannot fill", cr->add_set,
+		       type_name(c->sets[i].type));
+		return;
+	}
+	if (cr->add_timeout_ms && !c->sets[i].timeout) {
+		err_at(d, c, &cr->add_loc, "set @%s has no \"flags "
+		       "timeout;\": add it to give elements a timeout",
+		       cr->add_set);
+		return;
+	}
+	r->add = p->named[i].dyn;
+	r->add_key = cr->add_key;
+	r->add_timeout_ns = cr->add_timeout_ms * 1000000ull;
+	r->add_update = cr->add_update;
+	/* Workers add from the packet path: the table must exist. */
+	if (r->add && dynset_prepare(r->add))
+		err_at(d, c, &cr->add_loc, "set @%s: out of memory",
+		       cr->add_set);
 }
 
 static int compile_rule(struct policy *p, const struct conf *c,
@@ -476,7 +560,7 @@ static int compile_rule(struct policy *p, const struct conf *c,
 	r->n_m = cr->n_matches;
 	r->fams = rule_fams(cr);
 	for (unsigned i = 0; i < cr->n_matches; i++) {
-		err = compile_match(p, c, &cr->matches[i], &r->m[i], d);
+		err = compile_match(p, c, &cr->matches[i], &r->m[i], r, d);
 		if (!err)
 			err = note_kernel_flags(p, c, &cr->matches[i], r);
 		if (err)
@@ -484,6 +568,8 @@ static int compile_rule(struct policy *p, const struct conf *c,
 		if (policy_field_is_name(cr->matches[i].field))
 			r->names = p->names = true;
 	}
+	if (cr->add_set)
+		compile_add(p, c, cr, r, d);
 	if (cr->bypass && cr->verdict != VERDICT_ACCEPT)
 		err_at(d, c, &cr->loc, "bypass is only allowed before accept");
 	r->verdict = nf_verdict(cr->verdict, cr->queue_num);
@@ -624,6 +710,190 @@ void policy_use_ifcache(struct policy *p, const struct ifcache *ifc)
 	p->ifc = ifc;
 }
 
+static struct pnamed *named_find(const struct policy *p, const char *name)
+{
+	for (unsigned i = 0; p && i < p->n_named; i++)
+		if (strcmp(p->named[i].name, name) == 0)
+			return &p->named[i];
+	return NULL;
+}
+
+/* P's set I takes OLD's runtime part, whose elements stay. */
+static void take_dynset(struct policy *p, unsigned i, struct dynset *old)
+{
+	struct pnamed *pn = &p->named[i];
+
+	dynset_configure(old, dynset_max(pn->dyn), dynset_default_timeout(pn->dyn));
+	for (unsigned r = 0; r < p->n_rules; r++) {
+		/* Workers add to it from now: it needs its table. */
+		if (p->rules[r].add == pn->dyn && !dynset_prepare(old))
+			p->rules[r].add = old;
+		for (unsigned j = 0; j < p->rules[r].n_m; j++)
+			if (p->rules[r].m[j].dyn == pn->dyn)
+				p->rules[r].m[j].dyn = old;
+	}
+	dynset_unref(pn->dyn);
+	pn->dyn = dynset_ref(old);
+}
+
+static void log_dropped(const struct pnamed *on, const char *why)
+{
+	struct dynset_stats st;
+
+	dynset_get_stats(on->dyn, &st);
+	if (st.n)
+		log_warn("set %s: %s: %zu runtime elements dropped",
+			   on->name, why, st.n);
+}
+
+/* ---- runtime element text ---- */
+
+
+static void key_of_u32(uint32_t v, uint8_t k[16])
+{
+	memset(k, 0, 16);
+	memcpy(k, &v, sizeof(v));
+}
+
+static uint32_t u32_of(const uint8_t *a)
+{
+	return (uint32_t)a[0] << 24 | a[1] << 16 | a[2] << 8 | a[3];
+}
+
+/* TEXT as a single value of TYPE into K. NULL, or why not (in BUF). */
+const char *policy_elem_key(enum set_type type, const char *text,
+			    uint8_t k[16], char *buf, size_t size)
+{
+	struct conf_elem el;
+	char *msg = NULL;
+	bool one;
+
+	if (conf_parse_elem(text, type, true, &el, &msg)) {
+		snprintf(buf, size, "%s", msg ? msg : "bad element");
+		free(msg);
+		return buf;
+	}
+	free(el.str);
+	if (el.kind == ELEM_ADDR) {
+		one = memcmp(el.alo, el.ahi, 16) == 0;
+		if (type == SET_IPV4_ADDR)
+			key_of_u32(u32_of(el.alo), k);
+		else
+			memcpy(k, el.alo, 16);
+	} else {
+		one = el.lo == el.hi;
+		key_of_u32((uint32_t)el.lo, k);
+	}
+	if (!one) {
+		snprintf(buf, size, "runtime elements are single values; "
+			 "put prefixes and ranges in the config or the set's "
+			 "file");
+		return buf;
+	}
+	return NULL;
+}
+
+void policy_u32_text(enum set_type type, uint32_t v, char *buf, size_t size)
+{
+	if (type == SET_IPV4_ADDR)
+		snprintf(buf, size, "%u.%u.%u.%u", v >> 24, (v >> 16) & 0xff,
+			 (v >> 8) & 0xff, v & 0xff);
+	else if (type == SET_MARK)
+		snprintf(buf, size, "0x%x", v);
+	else
+		snprintf(buf, size, "%u", v);
+}
+
+void policy_elem_text(enum set_type type, const uint8_t k[16], char *buf,
+		      size_t size)
+{
+	uint32_t v;
+
+	if (type == SET_IPV6_ADDR) {
+		inet_ntop(AF_INET6, k, buf, (socklen_t)size);
+		return;
+	}
+	memcpy(&v, k, sizeof(v));
+	policy_u32_text(type, v, buf, size);
+}
+
+void policy_sets_sweep(struct policy *p)
+{
+	uint64_t now = dynset_now();
+
+	for (unsigned i = 0; p && i < p->n_named; i++) {
+		struct dynset *ds = p->named[i].dyn;
+
+		if (ds && dynset_sweep(ds, now))
+			dynset_reclaim(ds);
+		if (ds)
+			dynset_grow(ds);
+	}
+	for (unsigned i = 0; p && i < p->n_kls; i++)
+		keylimit_sweep(p->kls[i]);
+}
+
+unsigned policy_keylimit_count(const struct policy *p)
+{
+	return p ? p->n_kls : 0;
+}
+
+void policy_keylimit_get(const struct policy *p, unsigned i,
+			 struct policy_keylimit_view *out)
+{
+	const struct crule *r = p->kl_rule[i];
+
+	out->hook = r->hook;
+	out->pos = r->pos;
+	out->rule = r->text;
+	out->keys = keylimit_count(p->kls[i]);
+	out->size = KEYLIMIT_SIZE;
+	out->full = keylimit_full(p->kls[i]);
+}
+
+unsigned policy_set_count(const struct policy *p)
+{
+	return p ? p->n_named : 0;
+}
+
+int policy_set_find(const struct policy *p, const char *name)
+{
+	const struct pnamed *pn = named_find(p, name);
+
+	return pn ? (int)(pn - p->named) : -1;
+}
+
+void policy_set_get(const struct policy *p, unsigned i,
+		    struct policy_set_view *out)
+{
+	const struct pnamed *pn = &p->named[i];
+
+	out->name = pn->name;
+	out->type = pn->type;
+	out->file = pn->file;
+	out->timeout = pn->timeout;
+	out->elems = p->sets[i];
+	out->inline_elems = pn->inline_elems;
+	out->dyn = pn->dyn;
+}
+
+void policy_share_dynsets(struct policy *p, const struct policy *old)
+{
+	for (unsigned i = 0; old && i < old->n_named; i++) {
+		const struct pnamed *on = &old->named[i];
+		struct pnamed *nn = named_find(p, on->name);
+
+		if (!on->dyn)
+			continue;
+		if (!nn)
+			log_dropped(on, "removed from the config");
+		else if (!nn->dyn || dynset_type(nn->dyn) != dynset_type(on->dyn))
+			log_dropped(on, "type changed");
+		else
+			take_dynset(p, (unsigned)(nn - p->named), on->dyn);
+	}
+}
+
 void policy_free(struct policy *p)
 {
 	if (!p)
@@ -644,13 +914,16 @@ void policy_free(struct policy *p)
 		set_free(p->sets[i]);
 	free(p->sets);
 	for (unsigned i = 0; i < p->n_named; i++) {
-		free(p->set_names[i]);
-		if (p->set_files)
-			free(p->set_files[i]);
+		free(p->named[i].name);
+		free(p->named[i].file);
+		set_free(p->named[i].inline_elems);
+		dynset_unref(p->named[i].dyn);
 	}
-	free(p->set_names);
-	free(p->set_files);
-	free(p->set_types);
+	free(p->named);
+	for (unsigned i = 0; i < p->n_kls; i++)
+		keylimit_free(p->kls[i]);
+	free(p->kls);
+	free(p->kl_rule);
 	free(p->rules);
 	free(p->lims);
 	free(p->lls);

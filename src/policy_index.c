@@ -593,7 +593,8 @@ static int rule_options(struct build *b, const struct crule *r, uint32_t pos)
 			if (opt_end(b))
 				return -ENOMEM;
 		}
-		if (m->negate || !keyed_field(m->field) || !m->set)
+		/* A set that changes at runtime cannot be filed by value. */
+		if (m->negate || !keyed_field(m->field) || !m->set || m->dyn)
 			continue;
 		if (opt_begin(b, pos, m->field,
 			      m->field == MATCH_META_MARK ? m->mask : 0, j))

@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "dynset.h"
+#include "keylimit.h"
 #include "limiter.h"
 #include "policy.h"
 #include "set.h"
@@ -38,6 +40,8 @@ struct cmatch {
 	enum match_field field;
 	bool negate;
 	const struct set *set;		/* values; owned by policy->sets */
+	struct dynset *dyn;		/* a named set's runtime elements, or
+					 * NULL (inline values) */
 	/* A 32-bit set of at most CMATCH_SPANS ranges ("udp dport 53",
 	 * "tcp dport { 80, 443 }") is compared inline: no lookup call.
 	 * 0: look the value up in the set. */
@@ -46,6 +50,8 @@ struct cmatch {
 	uint32_t mask;			/* meta mark */
 	uint32_t flags;			/* tcp flags, ct state */
 	struct limiter *lim;		/* limit: in policy->lims */
+	struct keylimit *kl;		/* limit ... per KEY: buckets */
+	enum match_field kl_key;	/* KEY */
 };
 
 #define FAM_V4	0x1
@@ -62,6 +68,10 @@ struct crule {
 	bool set_mark;
 	uint32_t mark;
 	bool bypass;
+	struct dynset *add;		/* "add/update @set { KEY }", or NULL */
+	enum match_field add_key;
+	uint64_t add_timeout_ns;	/* 0: the set's default */
+	bool add_update;
 	bool log;
 	bool names;			/* has a name match */
 	char *log_prefix;
@@ -79,6 +89,18 @@ struct chook {
 	struct pidx *idx[2];		/* their classifiers */
 };
 
+/* A named set: its static part is policy->sets[i]. */
+struct pnamed {
+	char *name;
+	enum set_type type;
+	char *file;			/* "file PATH" as written, or NULL */
+	bool timeout;			/* "flags timeout" */
+	struct set *inline_elems;	/* "elements = {...}" alone, when the
+					 * set has a file too (origin for
+					 * "set list"); else NULL */
+	struct dynset *dyn;		/* runtime part, NULL for ifname */
+};
+
 struct policy {
 	unsigned nslots;
 	enum policy_eval eval;
@@ -87,12 +109,14 @@ struct policy {
 	struct chook hooks[HOOK_MAX];
 	struct set **sets;		/* named and inline; all owned */
 	unsigned n_sets;
-	char **set_names;		/* of sets[0 .. n_named): the named */
-	char **set_files;		/* their "file PATH" as written, or NULL */
-	enum set_type *set_types;
+	struct pnamed *named;		/* the named sets, config order:
+					 * sets[i] is named[i]'s static part */
 	unsigned n_named;
 	struct rule_limit *lims;
 	unsigned n_lims;
+	struct keylimit **kls;		/* per-key limits, owned */
+	const struct crule **kl_rule;	/* the rule of each */
+	unsigned n_kls;
 	struct log_limit *lls;
 	const struct ifcache *ifc;	/* interface names; NULL: none known */
 	uint32_t bypass_mark;

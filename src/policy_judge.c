@@ -26,6 +26,25 @@ static uint64_t now_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* A token of the bucket of the packet's KEY ("limit ... per KEY"). */
+static bool key_take(const struct cmatch *m, const struct pkt *pkt,
+		     uint64_t now, int *st)
+{
+	uint8_t k[16] = { 0 };
+	const uint8_t *a;
+	uint32_t v;
+
+	if (m->kl_key == MATCH_IP6_SADDR || m->kl_key == MATCH_IP6_DADDR) {
+		*st = (int)field_u128(pkt, m->kl_key, &a);
+		if (*st == PKT_PRESENT)
+			memcpy(k, a, 16);
+	} else {
+		*st = (int)field_u32(pkt, m->kl_key, 0xffffffff, &v);
+		memcpy(k, &v, sizeof(v));
+	}
+	return *st == PKT_PRESENT && keylimit_take(m->kl, k, now);
+}
+
 /* V in one of M's ranges; no branch per range. */
 static bool in_spans(const struct cmatch *m, uint32_t v)
 {
@@ -110,7 +129,10 @@ static bool match_value(const struct policy *p, const struct cmatch *m,
 	case MATCH_IP6_SADDR:
 	case MATCH_IP6_DADDR:
 		*st = (int)field_u128(pkt, m->field, &a);
-		return set_has_u128(m->set, a);
+		if (*st != PKT_PRESENT)
+			return false;
+		return set_has_u128(m->set, a) ||
+		       (m->dyn && dynset_has_u128(m->dyn, a));
 	case MATCH_IIFNAME:
 	case MATCH_OIFNAME:
 		*st = (int)field_name(p->ifc, pkt, m->field, name);
@@ -126,10 +148,14 @@ static bool match_value(const struct policy *p, const struct cmatch *m,
 		return pkt->ct_state & m->flags;
 	case MATCH_LIMIT:
 		*st = PKT_PRESENT;
-		return limiter_take(m->lim, now_ns(CLOCK_MONOTONIC));
+		return m->kl ? key_take(m, pkt, now_ns(CLOCK_MONOTONIC), st) :
+			       limiter_take(m->lim, now_ns(CLOCK_MONOTONIC));
 	default:
 		*st = (int)field_u32(pkt, m->field, m->mask, &v);
-		return m->n_span ? in_spans(m, v) : set_has_u32(m->set, v);
+		if (m->n_span ? in_spans(m, v) : set_has_u32(m->set, v))
+			return true;
+		return m->dyn && *st == PKT_PRESENT &&
+		       dynset_has_u32(m->dyn, v);
 	}
 }
 
@@ -359,6 +385,34 @@ static void apply_rule(struct policy *p, const struct crule *r,
 	}
 }
 
+/*
+ * The statement "add/update @set { KEY }" of a matching rule: as nft, a
+ * packet without KEY's header does not match the rule (false); one whose
+ * KEY nfqd cannot see gets the incomplete verdict (-1). A full set
+ * refuses the add (counted in the set); the verdict stands (1).
+ */
+static int add_to_set(const struct crule *r, const struct pkt *pkt)
+{
+	uint8_t k[16] = { 0 };
+	enum pkt_state st;
+	const uint8_t *a;
+	uint32_t v;
+
+	if (r->add_key == MATCH_IP6_SADDR || r->add_key == MATCH_IP6_DADDR) {
+		st = field_u128(pkt, r->add_key, &a);
+		if (st == PKT_PRESENT)
+			memcpy(k, a, 16);
+	} else {
+		st = field_u32(pkt, r->add_key, 0xffffffff, &v);
+		memcpy(k, &v, sizeof(v));
+	}
+	if (st != PKT_PRESENT)
+		return st == PKT_ABSENT ? 0 : -1;
+	dynset_add(r->add, k, r->add_timeout_ns ? r->add_timeout_ns :
+		   dynset_default_timeout(r->add), DYN_RULE, r->add_update);
+	return 1;
+}
+
 /* Judge PKT by rule R, whose match SKIP (or none: PIDX_NO_SKIP) is known
  * to hold: true when R decided (it matched, or it might have). */
 static bool decide(struct policy *p, const struct crule *r,
@@ -379,6 +433,17 @@ static bool decide(struct policy *p, const struct crule *r,
 		return true;
 	case RULE_TRUE:
 		break;
+	}
+	if (r->add) {
+		int added = add_to_set(r, pkt);
+
+		if (added == 0)
+			return false;
+		if (added < 0) {
+			d->verdict = p->incomplete_verdict;
+			d->incomplete = true;
+			return true;
+		}
 	}
 	apply_rule(p, r, pkt, d);
 	d->names = r->names;

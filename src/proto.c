@@ -130,6 +130,17 @@ static bool arg_ok(const char *s, size_t len)
 	return true;
 }
 
+/* Lines of printable ASCII, each ended by '\n'. */
+static bool data_ok(const char *s, size_t len)
+{
+	if (len && s[len - 1] != '\n')
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (s[i] != '\n' && (s[i] < 0x20 || s[i] > 0x7e))
+			return false;
+	return true;
+}
+
 ssize_t proto_request_encode(const struct proto_request *r, void *buf,
 			     size_t size)
 {
@@ -153,7 +164,14 @@ ssize_t proto_request_encode(const struct proto_request *r, void *buf,
 		memcpy(p + off, r->argv[i], n + 1);
 		off += n + 1;
 	}
-	return (ssize_t)off;
+	if (!(r->flags & PROTO_REQ_DATA))
+		return (ssize_t)off;
+	if (!data_ok(r->data, r->data_len))
+		return -EINVAL;
+	if (size - off < r->data_len)
+		return -ENOSPC;
+	memcpy(p + off, r->data, r->data_len);
+	return (ssize_t)(off + r->data_len);
 }
 
 int proto_request_decode(const void *payload, uint32_t len,
@@ -177,6 +195,11 @@ int proto_request_decode(const void *payload, uint32_t len,
 			return -EBADMSG;
 		r->argv[i] = p + off;
 		off = (size_t)(nul - p) + 1;
+	}
+	if (r->flags & PROTO_REQ_DATA) {
+		r->data = p + off;
+		r->data_len = len - off;
+		return data_ok(r->data, r->data_len) ? 0 : -EBADMSG;
 	}
 	return off == len ? 0 : -EBADMSG;
 }

@@ -56,9 +56,11 @@ DRIVER
 # "line => [expected completions]"
 cat >"$TMP/cases" <<'CASES'
 nfqd-ctl st => [stats status]
-nfqd-ctl  => [counters reload rules sets stats status top]
+nfqd-ctl  => [counters reload rules set sets stats status top]
 nfqd-ctl counters  => [reset]
 nfqd-ctl counters reset  => []
+nfqd-ctl set  => [add delete flush list]
+nfqd-ctl set a => [add]
 nfqd-ctl -j r => [reload rules]
 nfqd-ctl -s /x st => [stats status]
 nfqd-ctl top -- => [--batch --delay --help --iterations --socket --version]

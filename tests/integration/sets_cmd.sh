@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # sets_cmd.sh - "nfqd-ctl sets" lists every named set with its type,
 # element count, approximate memory and file ("-" / null for a set given
-# inline), as a table and with -j as JSON; a 200000-element file set is
-# counted whole.
+# inline), and its runtime counters, as a table and with -j as JSON; a
+# 200000-element file set is counted whole.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/integration/ctl_lib.sh"
 
@@ -28,20 +28,43 @@ wait_bound "$NS_B" 0
 wait_file "$SOCK"
 
 ctl -j sets >"$TMP/sets.json" || fail "sets -j exited $?"
-json_check "$TMP/sets.json" "assert d == {'sets': [
-    {'name': 'few', 'type': 'inet_service', 'elements': 3,
-     'static_elements': 3, 'memory': 96, 'file': None},
-    {'name': 'big', 'type': 'ipv4_addr', 'elements': 200000,
-     'static_elements': 200000, 'memory': 6400000, 'file': 'big.txt'}]}" ||
-	fail "sets JSON"
+# The static part as the config has it; no runtime element yet, so every
+# runtime counter is 0 and memory is 32 bytes a static element plus the
+# (empty) runtime table's own few hundred bytes.
+json_check "$TMP/sets.json" "
+s = d['sets']
+assert [x['name'] for x in s] == ['few', 'big'], s
+want = {'few': ('inet_service', 3, None), 'big': ('ipv4_addr', 200000, 'big.txt')}
+for x in s:
+    t, n, f = want[x['name']]
+    assert (x['type'], x['elements'], x['static_elements'], x['file']) == \
+        (t, n, n, f), x
+    assert n * 32 <= x['memory'] < n * 32 + 4096, x
+    for k in ('runtime_elements', 'adds', 'deletes', 'expiries',
+              'table_full', 'timeout'):
+        assert x[k] == 0, (k, x)
+    assert x['size'] == 65536 and x['timeout_flag'] is False, x
+assert d['limits'] == [], d
+" || fail "sets JSON"
 
 ctl sets >"$TMP/sets.txt" || fail "sets exited $?"
-{
-	printf '%-16s %-12s %9s %7s  %s\n' set type elements memory file
-	printf '%-16s %-12s %9s %7s  %s\n' few inet_service 3 96 -
-	printf '%-16s %-12s %9s %7s  %s\n' big ipv4_addr 200000 6250K big.txt
-} >"$TMP/want.txt"
+# The same values as a table; memory as nfqd-ctl shows it (K above 10K).
+"$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+fmt = "%-16s %-12s %9s %9s %9s %7s %9s %9s %9s %6s  %s"
+print(fmt % ("set", "type", "elements", "runtime", "size", "memory", "adds",
+             "deletes", "expiries", "full", "file"))
+for x in d["sets"]:
+    m = x["memory"]
+    m = "%dM" % (m >> 20) if m >= 10 << 20 else \
+        "%dK" % (m >> 10) if m >= 10 << 10 else "%d" % m
+    print(fmt % (x["name"], x["type"], x["elements"], 0, 65536, m, 0, 0, 0,
+                 0, x["file"] or "-"))
+' "$TMP/sets.json" >"$TMP/want.txt"
 diff -u "$TMP/want.txt" "$TMP/sets.txt" || fail "sets text"
+grep -q '^big  *ipv4_addr  *200000  *0  *65536  *6250K .* big.txt$' \
+	"$TMP/sets.txt" || fail "sets text: the big set's row"
 log "$(cat "$TMP/sets.txt")"
 
 # Extra words are a usage error (2), as for every other command.

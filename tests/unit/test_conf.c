@@ -491,6 +491,39 @@ static void test_match_limit(void **state)
 	conf_free(c);
 }
 
+/* "per KEY" with main's limit words: before or after the burst, with
+ * over, as a keyword that ends the limit's words. */
+static void test_match_limit_per(void **state)
+{
+	struct conf *c = one_rule("limit rate 3/minute per ip saddr accept;\n"
+				  "limit rate over 10/second per tcp dport "
+				  "burst 20 packets drop;\n"
+				  "limit rate 1/hour burst 2 per ip6 saddr "
+				  "ip6 daddr ::1 drop;");
+	const struct conf_rule *r = rule(c, HOOK_INPUT, 0);
+	const struct conf_match *m = r->matches;
+
+	assert_true(m[0].per);
+	assert_int_equal(m[0].per_key, MATCH_IP_SADDR);
+	assert_int_equal(m[0].rate, 3);
+	assert_int_equal(m[0].per_seconds, 60);
+	assert_int_equal(m[0].burst, 0);
+	assert_string_equal(r->text, "limit rate 3/minute per ip saddr accept");
+	r = rule(c, HOOK_INPUT, 1);
+	m = r->matches;
+	assert_true(m[0].negate);
+	assert_int_equal(m[0].per_key, MATCH_TCP_DPORT);
+	assert_int_equal(m[0].burst, 20);
+	assert_string_equal(r->text, "limit rate over 10/second per tcp dport "
+			    "burst 20 packets drop");
+	r = rule(c, HOOK_INPUT, 2);
+	assert_int_equal(r->n_matches, 2);
+	assert_int_equal(r->matches[0].per_key, MATCH_IP6_SADDR);
+	assert_int_equal(r->matches[0].burst, 2);
+	assert_int_equal(r->matches[1].field, MATCH_IP6_DADDR);
+	conf_free(c);
+}
+
 static void test_statements(void **state)
 {
 	struct conf *c = load_ok(
@@ -577,7 +610,8 @@ static void test_errors_file(void **state)
 		"fail-open, gso, batch, rcvbuf, cpu-pin, stats-file, "
 		"stats-interval, control-socket, log-level, user, "
 		"control-group, bypass-mark, incomplete-verdict, "
-		"orphan-verdict, flow-table-size, flow-timeout\n"
+		"orphan-verdict, flow-table-size, flow-timeout, "
+		"set-state-file\n"
 		"errors.conf:4:11: batch 0 out of range; expected 1..1024\n"
 		"errors.conf:6:1: syntax error, unexpected '}', expecting ';'\n"
 		"errors.conf:9:40: syntax error, unexpected '}', "
@@ -652,7 +686,7 @@ static const struct err_case err_cases[] = {
 	  "batch, rcvbuf, cpu-pin, stats-file, stats-interval, "
 	  "control-socket, log-level, user, control-group, bypass-mark, "
 	  "incomplete-verdict, orphan-verdict, flow-table-size, "
-	  "flow-timeout\n" },
+	  "flow-timeout, set-state-file\n" },
 	{ "options { incomplete-verdict repeat; }",
 	  "t.conf:1:30: \"incomplete-verdict\" expects accept or drop\n" },
 	{ "options { incomplete-verdict maybe; }",
@@ -731,10 +765,20 @@ static const struct err_case err_cases[] = {
 	  "t.conf:1:35: bad interface name \"a234567890123456\"; expected "
 	  "1..15 characters, '*' only at the end\n" },
 	{ "set s { type ipv4_addr; flags constant; }",
-	  "t.conf:1:31: unknown set flag \"constant\"; expected interval\n" },
-	{ "set s { type ipv4_addr; size 5; }",
-	  "t.conf:1:25: unknown set property \"size\"; expected one of: type, "
-	  "flags, elements, file\n" },
+	  "t.conf:1:31: unknown set flag \"constant\"; expected interval or "
+	  "timeout\n" },
+	{ "set s { type ipv4_addr; depth 5; }",
+	  "t.conf:1:25: unknown set property \"depth\"; expected one of: type, "
+	  "flags, elements, file, size, timeout\n" },
+	{ "set s { type ipv4_addr; size 0; }",
+	  "t.conf:1:30: \"size\" expects a number of elements from 1 to "
+	  "16777216\n" },
+	{ "set s { type ipv4_addr; flags timeout; timeout 10; }",
+	  "t.conf:1:48: \"timeout\" expects a duration: 500ms, 30s, 10m, 1h "
+	  "or 2d\n" },
+	{ "set s { type ipv4_addr; timeout 10s; }",
+	  "t.conf:1:5: set \"s\" has a timeout but not \"flags timeout;\"; "
+	  "add it\n" },
 	{ "set s { type ipv4_addr; elements { 1.2.3.4 }; }",
 	  "t.conf:1:25: expected '=' after \"elements\"\n" },
 	{ "set s { type ipv4_addr; type ipv4_addr; }",
@@ -767,10 +811,27 @@ static const struct err_case err_cases[] = {
 	  "t.conf:1:14: \"bypass\" is only allowed before \"accept\"\n" },
 	{ "hook input { counter tcp dport 1 accept; }",
 	  "t.conf:1:22: \"tcp dport\" out of order; write matches, then "
-	  "counter, log, mark set, bypass, then the verdict\n" },
+	  "add/update @set, counter, log, mark set, bypass, then the "
+	  "verdict\n" },
 	{ "hook input { mark set 1 counter accept; }",
 	  "t.conf:1:25: \"counter\" out of order; write matches, then "
-	  "counter, log, mark set, bypass, then the verdict\n" },
+	  "add/update @set, counter, log, mark set, bypass, then the "
+	  "verdict\n" },
+	{ "hook input { counter add @s { ip saddr } accept; }",
+	  "t.conf:1:26: \"add @set\" out of order; write matches, then "
+	  "add/update @set, counter, log, mark set, bypass, then the "
+	  "verdict\n" },
+	{ "set s { type ipv4_addr; } hook input { add @s { tcp flags } drop; }",
+	  "t.conf:1:53: \"tcp flags\" cannot fill a set; expected ip saddr, "
+	  "ip daddr, ip6 saddr, ip6 daddr, tcp sport, tcp dport, udp sport or "
+	  "udp dport\n" },
+	{ "hook input { limit rate 3/minute per tcp flags accept; }",
+	  "t.conf:1:42: \"tcp flags\" cannot key a limit; expected ip saddr, "
+	  "ip daddr, ip6 saddr, ip6 daddr, tcp sport, tcp dport, udp sport or "
+	  "udp dport\n" },
+	{ "hook input { limit rate 3/minute per ip saddr burst 0 accept; }",
+	  "t.conf:1:53: burst 0 out of range; expected 1..4294967295 (nft "
+	  "refuses a bucket of 0 packets)\n" },
 	{ "hook input { counter counter accept; }",
 	  "t.conf:1:22: duplicate \"counter\"\n" },
 	/* rules: values */
@@ -1033,6 +1094,7 @@ int main(void)
 		cmocka_unit_test(test_match_l4),
 		cmocka_unit_test(test_match_meta),
 		cmocka_unit_test(test_match_limit),
+		cmocka_unit_test(test_match_limit_per),
 		cmocka_unit_test(test_statements),
 		cmocka_unit_test(test_syntax_bits),
 		cmocka_unit_test(test_missing_file),

@@ -203,32 +203,41 @@ static void test_status(void **state)
 }
 
 /* The "sets" table: memory in bytes, K from 10K, M from 10M; "-" for
- * no file; no set, the header alone. */
+ * no file; the runtime columns; no set, the header alone. */
 static void test_sets(void **state)
 {
 	int ret;
 	char *out = render(ctl_render_sets,
 			   "{\"sets\":[{\"name\":\"few\","
 			   "\"type\":\"inet_service\",\"elements\":3,"
+			   "\"runtime_elements\":0,\"size\":65536,"
 			   "\"memory\":96,\"file\":null},"
 			   "{\"name\":\"big\",\"type\":\"ipv4_addr\","
-			   "\"elements\":200000,\"memory\":6400000,"
+			   "\"elements\":200010,\"runtime_elements\":10,"
+			   "\"size\":65536,\"memory\":6400000,\"adds\":12,"
+			   "\"deletes\":1,\"expiries\":1,\"table_full\":2,"
 			   "\"file\":\"big.txt\"},"
 			   "{\"name\":\"huge\",\"type\":\"ipv6_addr\","
 			   "\"elements\":1000000,\"memory\":32000000,"
 			   "\"file\":\"/etc/nfqd/huge\"}]}", &ret);
+	const char *head = "set              type          elements   runtime "
+			   "     size  memory      adds   deletes  expiries   "
+			   "full  file\n";
+	char want[1024];
 
 	assert_int_equal(ret, 0);
-	assert_string_equal(out,
-		"set              type          elements  memory  file\n"
-		"few              inet_service         3      96  -\n"
-		"big              ipv4_addr       200000   6250K  big.txt\n"
-		"huge             ipv6_addr      1000000     30M  /etc/nfqd/huge\n");
+	snprintf(want, sizeof(want), "%s%s%s%s", head,
+		 "few              inet_service         3         0     65536"
+		 "      96         0         0         0      0  -\n",
+		 "big              ipv4_addr       200010        10     65536"
+		 "   6250K        12         1         1      2  big.txt\n",
+		 "huge             ipv6_addr      1000000         0         0"
+		 "     30M         0         0         0      0  /etc/nfqd/huge\n");
+	assert_string_equal(out, want);
 	free(out);
 	out = render(ctl_render_sets, "{\"sets\":[]}", &ret);
 	assert_int_equal(ret, 0);
-	assert_string_equal(out,
-		"set              type          elements  memory  file\n");
+	assert_string_equal(out, head);
 	free(out);
 }
 

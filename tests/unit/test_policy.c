@@ -657,6 +657,23 @@ static struct policy *limit_policy(struct conf *c, uint32_t rate,
 	return build(c, 1);
 }
 
+/* The same limit, a bucket per "ip saddr". */
+static struct policy *limit_policy_per(struct conf *c, uint32_t rate,
+				       uint32_t per_seconds, uint32_t burst)
+{
+	struct conf_match *m;
+
+	c->hooks[HOOK_INPUT].policy = VERDICT_DROP;
+	m = match(rule(c, HOOK_INPUT, VERDICT_ACCEPT,
+		       "limit per ip saddr accept"), MATCH_LIMIT, false);
+	m->rate = rate;
+	m->per_seconds = per_seconds;
+	m->burst = burst;
+	m->per = true;
+	m->per_key = MATCH_IP_SADDR;
+	return build(c, 1);
+}
+
 static unsigned accepted_of(struct policy *p, unsigned n)
 {
 	struct pkt k = mkpkt(HOOK_INPUT, UDP4("1.1.1.1", "2.2.2.2", 1, 9));
@@ -699,6 +716,50 @@ static void test_limit_bucket_as_nft(void **state)
 			fail_msg("limit rate %u per %u s burst %u: %u accepted,"
 				 " nft: %u", cases[i].rate, cases[i].per,
 				 cases[i].burst, acc, cases[i].want);
+		policy_free(p);
+		free_conf(c);
+	}
+}
+
+/*
+ * "limit ... per ip saddr" is the same bucket once per source: with two
+ * sources interleaved, each gets exactly what a plain limit lets through
+ * (nft's burst), not the rate plus the burst, and neither takes the
+ * other's tokens.
+ */
+static void test_limit_per_key_as_nft(void **state)
+{
+	static const struct {
+		uint32_t rate, per, burst;
+		unsigned want;
+	} cases[] = {
+		{ 1, 60, 0, 5 },
+		{ 1, 60, 20, 20 },
+		{ 100, 3600, 0, 5 },
+		{ 3, 3600, 2, 2 },
+		{ 60480, 604800, 1000, 1000 },
+	};
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct conf *c = conf_new();
+		struct policy *p = limit_policy_per(c, cases[i].rate,
+						    cases[i].per,
+						    cases[i].burst);
+		struct pkt a = mkpkt(HOOK_INPUT, UDP4("1.1.1.1", "2.2.2.2", 1,
+						     9));
+		struct pkt b = mkpkt(HOOK_INPUT, UDP4("1.1.1.2", "2.2.2.2", 1,
+						     9));
+		unsigned acc_a = 0, acc_b = 0;
+
+		for (unsigned n = 0; n < 2000; n++) {
+			acc_a += judge(p, &a) == NF_ACCEPT;
+			acc_b += judge(p, &b) == NF_ACCEPT;
+		}
+		if (acc_a != cases[i].want || acc_b != cases[i].want)
+			fail_msg("limit rate %u per %u s burst %u per ip saddr:"
+				 " %u and %u accepted, nft: %u each",
+				 cases[i].rate, cases[i].per, cases[i].burst,
+				 acc_a, acc_b, cases[i].want);
 		policy_free(p);
 		free_conf(c);
 	}
@@ -1862,6 +1923,7 @@ int main(void)
 		cmocka_unit_test(test_meta_and_statements),
 		cmocka_unit_test(test_limit),
 		cmocka_unit_test(test_limit_bucket_as_nft),
+		cmocka_unit_test(test_limit_per_key_as_nft),
 		cmocka_unit_test(test_limit_fast_rate),
 		cmocka_unit_test(test_limit_free_rate),
 		cmocka_unit_test(test_limit_before_family),

@@ -191,7 +191,15 @@ static void test_request_decode_strict(void **state)
 	assert_int_equal(proto_request_decode("\0\1stats", 7, &r), -EBADMSG);
 	assert_int_equal(proto_request_decode("\0\1stats\0x", 9, &r), -EBADMSG);
 	assert_int_equal(proto_request_decode("\0\1\0", 3, &r), -EBADMSG);
-	assert_int_equal(proto_request_decode("\x02\1stats", 8, &r), -EBADMSG);
+	assert_int_equal(proto_request_decode("\x04\1stats", 8, &r), -EBADMSG);
+	/* data lines: only with PROTO_REQ_DATA, each ended by a newline */
+	assert_int_equal(proto_request_decode("\x02\1set\0a\nb\n", 10, &r), 0);
+	assert_int_equal(r.data_len, 4);
+	assert_memory_equal(r.data, "a\nb\n", 4);
+	assert_int_equal(proto_request_decode("\x02\1set\0a\nb", 9, &r),
+			 -EBADMSG);
+	assert_int_equal(proto_request_decode("\x02\1set\0a\x01\n", 9, &r),
+			 -EBADMSG);
 	assert_int_equal(proto_request_decode("\0\0", 2, &r), -EBADMSG);
 	assert_int_equal(proto_request_decode("\0", 1, &r), -EBADMSG);
 	/* argc says two, one present */
