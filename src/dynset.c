@@ -13,6 +13,7 @@
 
 #define DEAD	1ull	/* expiry of an element being swept: in the past */
 #define MIN_BUCKETS	64
+#define DYN_CACHELINE	64
 
 struct dynelem {
 	struct cds_lfht_node node;
@@ -22,16 +23,23 @@ struct dynelem {
 	struct dynelem *next_free;	/* removed, waiting for a grace period */
 };
 
+/*
+ * What every lookup reads (ht, used) sits on a cache line of its own,
+ * apart from the counters every add and delete writes, so that a change
+ * does not make the next lookup on another CPU miss on them.
+ */
 struct dynset {
 	enum set_kind kind;
 	int type;
 	unsigned refs;			/* main thread only */
 	struct cds_lfht *ht;
-	_Atomic size_t n;
-	_Atomic size_t timed;		/* of them with an expiry: the
-					 * sweeper skips a set without */
+	_Atomic bool used;		/* an element was ever added: until
+					 * then a lookup is a load */
 	_Atomic size_t max;
 	_Atomic uint64_t timeout_ns;
+	_Alignas(DYN_CACHELINE) _Atomic size_t n;
+	_Atomic size_t timed;		/* of them with an expiry: the
+					 * sweeper skips a set without */
 	_Atomic uint64_t adds, deletes, expiries, full;
 	struct dynelem *removed;	/* main thread only */
 	size_t buckets;			/* main thread only */
@@ -73,10 +81,11 @@ static int match_key(struct cds_lfht_node *node, const void *key)
 struct dynset *dynset_new(enum set_kind kind, int type, size_t max,
 			  uint64_t timeout_ns)
 {
-	struct dynset *s = calloc(1, sizeof(*s));
+	struct dynset *s = aligned_alloc(DYN_CACHELINE, sizeof(*s));
 
 	if (!s)
 		return NULL;
+	memset(s, 0, sizeof(*s));
 	s->kind = kind;
 	s->type = type;
 	s->refs = 1;
@@ -198,7 +207,7 @@ static bool has(const struct dynset *s, const uint8_t k[16])
 {
 	const struct dynelem *e;
 
-	if (atomic_load_explicit(&s->n, memory_order_relaxed) == 0)
+	if (!atomic_load_explicit(&s->used, memory_order_relaxed))
 		return false;
 	e = find(s, k);
 	return e && live(e);
@@ -282,6 +291,8 @@ int dynset_add(struct dynset *s, const uint8_t v[16], uint64_t timeout_ns,
 		atomic_fetch_sub_explicit(&s->n, 1, memory_order_relaxed);
 		return -ENOMEM;
 	}
+	if (!atomic_load_explicit(&s->used, memory_order_relaxed))
+		atomic_store_explicit(&s->used, true, memory_order_relaxed);
 	memcpy(e->key, v, 16);
 	e->origin = (uint8_t)origin;
 	atomic_store_explicit(&e->expires, expiry(timeout_ns),
