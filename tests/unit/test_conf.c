@@ -832,6 +832,17 @@ static const struct err_case err_cases[] = {
 	{ "hook input { limit rate 3/minute per ip saddr burst 0 accept; }",
 	  "t.conf:1:53: burst 0 out of range; expected 1..4294967295 (nft "
 	  "refuses a bucket of 0 packets)\n" },
+	{ "set s { type ipv4_addr; } hook input { add @s { ip saddr . tcp "
+	  "dport } drop; }",
+	  "t.conf:1:58: concatenations (ip saddr . tcp dport) are not "
+	  "supported: a set, add @set and limit ... per take one key; write "
+	  "one (ip saddr)\n"
+	  "t.conf:1:72: syntax error, unexpected drop, expecting end of file "
+	  "or options or set or hook\n" },
+	{ "hook input { limit rate 3/minute per ip saddr . tcp dport accept; }",
+	  "t.conf:1:47: concatenations (ip saddr . tcp dport) are not "
+	  "supported: a set, add @set and limit ... per take one key; write "
+	  "one (ip saddr)\n" },
 	{ "hook input { counter counter accept; }",
 	  "t.conf:1:22: duplicate \"counter\"\n" },
 	/* rules: values */
