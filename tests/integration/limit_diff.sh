@@ -13,7 +13,8 @@
 #
 # Also: a limit before an IPv4-only match takes a token for each IPv6
 # packet too, as in nft's inet table (matches are evaluated left to
-# right); and a burst of 0, which nft refuses, is refused by nfqd.
+# right); "limit ... per KEY" against nft's per-element limit in a
+# dynamic set; and a burst of 0, which nft refuses, is refused by nfqd.
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib.sh"
 
 require_root
@@ -36,6 +37,9 @@ table inet sink {
 	}
 }
 table inet ref {
+	set m1 { type ipv4_addr; flags dynamic; }
+	set m2 { type ipv4_addr; flags dynamic; }
+	set m3 { type ipv6_addr; flags dynamic; }
 	chain in { type filter hook input priority 0; policy accept; }
 }
 NFT
@@ -178,6 +182,18 @@ run_case "limit rate 1/minute burst 4 ip saddr 192.0.2.1 accept" \
 run_case "ip saddr 192.0.2.1 limit rate 1/minute burst 4 accept" \
 	"ip saddr 192.0.2.1 limit rate 1/minute burst 4 packets accept" \
 	"4 6 8 4"
+
+# Per key: nfqd's bucket for each source against nft's per-element limit
+# of a dynamic set (a meter), fresh sets each: the same bucket, burst 5
+# by default; a packet without the key takes no token and does not match.
+run_case "limit rate 1/minute per ip saddr accept" \
+	"update @m1 { ip saddr limit rate 1/minute } accept" "30 4"
+run_case "limit rate 10/second per ip saddr burst 20 accept" \
+	"update @m2 { ip saddr limit rate 10/second burst 20 packets } accept" \
+	"40 4"
+run_case "limit rate 1/minute burst 3 per ip6 saddr accept" \
+	"update @m3 { ip6 saddr limit rate 1/minute burst 3 packets } accept" \
+	"10 4 10 6"
 
 # A burst of 0: nft refuses it, so does nfqd (and keeps its policy).
 if printf 'add rule inet ref in udp dport 10 limit rate 1/second burst 0 packets accept\n' |
