@@ -66,7 +66,7 @@ struct ifcache {
  * full) or before its socket exists, every name is INCOMPLETE until the
  * main thread has read and published everything queued on mon (a poll of
  * mon and the applying flag: the only case that costs a second system
- * call).
+ * call) or has completed two reads of mon since (caught_up).
  */
 #define IFW_MAX		256	/* a batch of 48 veth pairs adds 96 links */
 
@@ -80,6 +80,8 @@ struct ifover {
 struct ifworker {
 	struct mnl_socket *nl;		/* NULL: none, check mon each batch */
 	bool behind;			/* lost notifications: wait for mon */
+	bool since_known;		/* since holds a value */
+	unsigned long since;		/* c->reads_done when it fell behind */
 	unsigned n;
 	struct ifover o[IFW_MAX];
 	char buf[NL_BUF_SIZE];
@@ -319,6 +321,29 @@ static void worker_drain(const struct ifcache *c)
 			 lost ? "its rtnetlink socket overran" :
 				"more than 256 unpublished link changes");
 	me->behind = true;
+	me->since = atomic_load_explicit(&c->reads_done, memory_order_acquire);
+	me->since_known = true;
+}
+
+/*
+ * A worker that fell behind (at its start, or when it lost notifications
+ * at a moment T) is level again once the main thread completed two reads
+ * of mon since T: the second one began after T, so the published table
+ * holds everything queued before T, and the worker's own socket everything
+ * after. Without it, a worker behind would wait for a moment when mon is
+ * empty, which a slow main thread and steady link changes may never give.
+ */
+static bool caught_up(const struct ifcache *c)
+{
+	unsigned long done = atomic_load_explicit(&c->reads_done,
+						  memory_order_acquire);
+
+	if (!me->since_known) {		/* at start: T is now */
+		me->since = done;
+		me->since_known = true;
+		return false;
+	}
+	return done - me->since >= 2;
 }
 
 /* Forget the overrides the published table provably holds. */
@@ -355,6 +380,8 @@ static bool names_sure(const struct ifcache *c)
 		worker_drain(c);
 		if (me->n)
 			worker_prune(c);
+		if (me->behind && caught_up(c))
+			me->behind = false;
 		if (!me->behind)
 			return batch_sure = true;
 	}
@@ -535,7 +562,11 @@ static void mon_cb(struct ev_loop *loop, struct ev_io *io, int revents)
 	}
 	atomic_store_explicit(&c->applying, c->resync_owed,
 			      memory_order_release);
-	atomic_fetch_add_explicit(&c->reads_done, 1, memory_order_release);
+	/* Only a read that left the table whole counts (caught_up and
+	 * worker_prune rely on it). */
+	if (!c->resync_owed)
+		atomic_fetch_add_explicit(&c->reads_done, 1,
+					  memory_order_release);
 }
 
 struct ifcache *ifcache_new(void)
