@@ -33,6 +33,9 @@ enum verdict_kind {
 	VERDICT_QUEUE,
 };
 
+/* Most ports of the dns-ports option. */
+#define CONF_DNS_PORTS_MAX 16
+
 struct conf_options {
 	enum queues_mode queues_mode;
 	unsigned queues_count;			/* QUEUES_COUNT */
@@ -57,6 +60,8 @@ struct conf_options {
 	enum verdict_kind orphan_verdict;	/* repeat, accept or drop */
 	uint32_t flow_table_size;		/* 16384 flows per queue (names) */
 	uint32_t flow_timeout;			/* 120 s idle */
+	uint16_t dns_ports[CONF_DNS_PORTS_MAX];	/* { 53 } */
+	unsigned n_dns_ports;
 };
 
 enum set_type {

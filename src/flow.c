@@ -37,10 +37,30 @@ struct flowtab {
 	size_t n_buckets;
 	uint64_t seed;		/* hash_key() */
 	uint64_t timeout_ns;
+	uint16_t dns_ports[FLOW_DNS_PORTS_MAX];
+	unsigned n_dns;
 	struct flow_counters c;
 };
 
-struct flowtab *flowtab_new(size_t size, unsigned timeout_s)
+void flowtab_set_dns_ports(struct flowtab *t, const uint16_t *dns_ports,
+			   unsigned n_dns)
+{
+	if (n_dns > FLOW_DNS_PORTS_MAX)
+		n_dns = FLOW_DNS_PORTS_MAX;	/* the config allows no more */
+	memcpy(t->dns_ports, dns_ports, n_dns * sizeof(*dns_ports));
+	t->n_dns = n_dns;
+}
+
+static bool dns_port(const struct flowtab *t, uint16_t port)
+{
+	for (unsigned i = 0; i < t->n_dns; i++)
+		if (t->dns_ports[i] == port)
+			return true;
+	return false;
+}
+
+struct flowtab *flowtab_new(size_t size, unsigned timeout_s,
+			    const uint16_t *dns_ports, unsigned n_dns)
 {
 	struct flowtab *t = calloc(1, sizeof(*t));
 
@@ -48,6 +68,7 @@ struct flowtab *flowtab_new(size_t size, unsigned timeout_s)
 		return NULL;
 	t->n_buckets = size / WAYS ? size / WAYS : 1;
 	t->timeout_ns = (uint64_t)timeout_s * 1000000000ull;
+	flowtab_set_dns_ports(t, dns_ports, n_dns);
 	if (getrandom(&t->seed, sizeof(t->seed), GRND_NONBLOCK) !=
 	    sizeof(t->seed))
 		t->seed = (uint64_t)(uintptr_t)t ^ 0x9e3779b97f4a7c15ull;
@@ -162,7 +183,8 @@ static void from_result(struct pkt_names *o, enum name_result r,
 	}
 }
 
-void flow_packet_names(const struct pkt *p, struct pkt_names *o)
+void flow_packet_names(const struct flowtab *t, const struct pkt *p,
+		       struct pkt_names *o)
 {
 	const uint8_t *d;
 	uint32_t copied, len;
@@ -180,7 +202,7 @@ void flow_packet_names(const struct pkt *p, struct pkt_names *o)
 		set(o, PKT_INCOMPLETE, NP_NONE);
 		return;
 	}
-	if (p->l4proto != IPPROTO_UDP || p->dport != DNS_PORT)
+	if (p->l4proto != IPPROTO_UDP || !dns_port(t, p->dport))
 		return;
 	r = name_dns_udp(d, copied, &n);
 	if (r == NAME_BAD && copied < len)
@@ -310,7 +332,8 @@ static bool gather_buf(struct flowtab *t, struct flow *f)
 }
 
 /* The name in the first LEN bytes D of F's stream. */
-static enum name_result parse_stream(const struct flow *f, const uint8_t *d,
+static enum name_result parse_stream(const struct flowtab *t,
+				     const struct flow *f, const uint8_t *d,
 				     size_t len, struct name_out *n,
 				     uint8_t *proto)
 {
@@ -320,7 +343,7 @@ static enum name_result parse_stream(const struct flow *f, const uint8_t *d,
 		*proto = NP_TLS;
 		return name_tls_handshake(d, len, n);
 	}
-	if (dport == DNS_PORT) {
+	if (dns_port(t, dport)) {
 		*proto = NP_DNS;
 		return name_dns_tcp(d, len, n);
 	}
@@ -349,7 +372,7 @@ static bool settle_at_once(struct flowtab *t, struct flow *f,
 		n = FLOW_GATHER;
 		cut = true;
 	}
-	r = parse_stream(f, d, n, &name, &proto);
+	r = parse_stream(t, f, d, n, &name, &proto);
 	if (r == NAME_MORE && cut)
 		r = NAME_BAD;	/* past the copy or the limit: unseen */
 	if (r == NAME_MORE)
@@ -382,7 +405,7 @@ static void gather(struct flowtab *t, struct flow *f, uint64_t off,
 		finish(t, f, o, NULL, 0);
 		return;
 	}
-	r = parse_stream(f, f->st.buf, f->st.contig, &name, &proto);
+	r = parse_stream(t, f, f->st.buf, f->st.contig, &name, &proto);
 	if (r == NAME_MORE && (cut || f->st.contig == f->st.cap))
 		r = NAME_BAD;	/* past the copy or the limit: unseen */
 	from_result(o, r, proto, &name);
@@ -473,9 +496,9 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 	enum name_result r;
 	uint64_t h;
 
-	flow_packet_names(p, o);
+	flow_packet_names(t, p, o);
 	if (o->proto == NP_DNS || !l4_payload(p, &d, &copied, &len) ||
-	    p->dport == DNS_PORT)
+	    dns_port(t, p->dport))
 		return;
 	make_key(p, true, key);
 	h = hash_key(t, key);
