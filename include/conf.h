@@ -33,6 +33,9 @@ enum verdict_kind {
 	VERDICT_QUEUE,
 };
 
+/* Most ports of the dns-ports option. */
+#define CONF_DNS_PORTS_MAX 16
+
 struct conf_options {
 	enum queues_mode queues_mode;
 	unsigned queues_count;			/* QUEUES_COUNT */
@@ -60,6 +63,8 @@ struct conf_options {
 	char *set_state_file;			/* NULL: sets.state beside
 						 * the control socket */
 	bool set_state_none;			/* "set-state-file none" */
+	uint16_t dns_ports[CONF_DNS_PORTS_MAX];	/* { 53 } */
+	unsigned n_dns_ports;
 };
 
 enum set_type {

@@ -3,9 +3,11 @@
  * domset.h - sets of domain names at blocklist scale: a name ("example.com"),
  * the names below it ("*.example.com") or both (".example.com"). An
  * open-addressing table of 64-bit hashes with 32-bit offsets into a string
- * arena (about 25 bytes a name plus the name itself); a lookup probes once
- * per label suffix of the name asked about, whatever the set's size. Built
- * once, then read-only and safe to read from any number of threads.
+ * arena (about 25 bytes a name plus the name itself), and a Bloom filter
+ * of about 1 byte a name in front of it; a lookup probes once per label
+ * suffix of the name asked about, whatever the set's size, and most
+ * probes of names not in the set end at the filter. Built once, then
+ * read-only and safe to read from any number of threads.
  */
 #ifndef NFQD_DOMSET_H
 #define NFQD_DOMSET_H
@@ -41,7 +43,8 @@ void domset_pattern_text(const char *name, unsigned flags, char *out);
 /* Add normalised NAME (LEN bytes) with FLAGS (merged with any earlier). */
 int domset_add(struct domset *d, const char *name, size_t len, unsigned flags);
 
-/* Give back the memory growing left over; after the last add. */
+/* Give back the memory growing left over and build the filter; after the
+ * last add (a later add drops the filter). */
 void domset_finish(struct domset *d);
 
 /* Does normalised NAME (LEN bytes) match? One probe per label suffix. */

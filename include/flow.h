@@ -20,7 +20,7 @@
 
 #define FLOW_GATHER 8192	/* client bytes gathered for a name at most */
 #define FLOW_PENDING_MAX 4096	/* flows gathering at once (buffers) */
-#define DNS_PORT 53
+#define FLOW_DNS_PORTS_MAX 16	/* ports whose packets are DNS queries */
 
 struct flowtab;
 
@@ -34,8 +34,13 @@ struct flow_counters {
 	uint64_t incomplete;	/* names that could not be found */
 };
 
-/* A table of SIZE flows (rounded up to a bucket), idle TIMEOUT_S. */
-struct flowtab *flowtab_new(size_t size, unsigned timeout_s);
+/* A table of SIZE flows (rounded up to a bucket), idle TIMEOUT_S; packets
+ * to the N_DNS (1..FLOW_DNS_PORTS_MAX) ports DNS_PORTS are DNS queries. */
+struct flowtab *flowtab_new(size_t size, unsigned timeout_s,
+			    const uint16_t *dns_ports, unsigned n_dns);
+/* Other DNS ports (a reload): the flows stay. */
+void flowtab_set_dns_ports(struct flowtab *t, const uint16_t *dns_ports,
+			   unsigned n_dns);
 void flowtab_free(struct flowtab *t);
 
 /* What becomes of a packet before any rule (flow_names()). */
@@ -60,9 +65,10 @@ void flow_note_drop(void *f);
 const struct flow_counters *flowtab_counters(const struct flowtab *t);
 
 /*
- * Names of a packet on its own, no flow (a UDP DNS query; else what one
- * packet shows): used by flow_names() and by tests.
+ * Names of a packet on its own, no flow (a UDP DNS query to one of T's
+ * DNS ports; else what one packet shows): used by flow_names().
  */
-void flow_packet_names(const struct pkt *pkt, struct pkt_names *out);
+void flow_packet_names(const struct flowtab *t, const struct pkt *pkt,
+		       struct pkt_names *out);
 
 #endif

@@ -36,12 +36,14 @@ enum name_result {
 	NAME_BAD,	/* this protocol, malformed */
 };
 
-/* One name, normalised: ASCII lower case, no trailing dot, NUL-ended. */
+/* One name, normalised: ASCII lower case, no trailing dot, NUL-ended.
+ * The short fields first: a copy of the used part (names_copy()) then
+ * touches one cache line for a short name. */
 struct name_out {
-	char name[NAME_MAX_LEN + 1];
 	uint16_t len;		/* 0: the message carries no name */
 	uint16_t qtype;		/* DNS only */
 	bool ech;		/* TLS only: encrypted_client_hello present */
+	char name[NAME_MAX_LEN + 1];
 };
 
 /* Which protocol a packet's name came from (struct pkt_names). */
@@ -59,6 +61,9 @@ struct pkt_names {
 	uint8_t proto;		/* enum name_proto */
 	struct name_out n;
 };
+
+/* *DST = *SRC, copying only the name's used bytes. */
+void names_copy(struct pkt_names *dst, const struct pkt_names *src);
 
 /* Human-readable NAME_* (logs, tests). */
 const char *name_result_str(enum name_result r);
@@ -166,6 +171,7 @@ struct name_stream {
 	uint8_t *have;		/* CAP bits: byte i is there */
 	uint32_t cap;
 	uint32_t contig;	/* bytes [0, contig) are all there */
+	uint32_t hi;		/* no byte at or past hi is there */
 };
 
 /* Bytes of struct name_stream buffers for CAP (buf + bitmap). */

@@ -37,6 +37,8 @@ struct conf *conf_default(void)
 	c->opts.orphan_verdict = VERDICT_REPEAT;
 	c->opts.flow_table_size = 16384;
 	c->opts.flow_timeout = 120;
+	c->opts.dns_ports[0] = 53;
+	c->opts.n_dns_ports = 1;
 	if (!c->opts.stats_file || !c->opts.control_socket) {
 		conf_free(c);
 		return NULL;

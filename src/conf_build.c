@@ -17,10 +17,11 @@ enum opt_id {
 	O_GSO, O_BATCH, O_RCVBUF, O_CPU_PIN, O_STATS_FILE, O_STATS_INTERVAL,
 	O_CONTROL_SOCKET, O_LOG_LEVEL, O_USER, O_CONTROL_GROUP, O_BYPASS_MARK,
 	O_INCOMPLETE_VERDICT, O_ORPHAN_VERDICT, O_FLOW_TABLE_SIZE,
-	O_FLOW_TIMEOUT, O_SET_STATE_FILE,
+	O_FLOW_TIMEOUT, O_SET_STATE_FILE, O_DNS_PORTS,
 };
 
-enum opt_type { OT_QUEUES, OT_NUM, OT_BOOL, OT_STR, OT_LEVEL, OT_VERDICT };
+enum opt_type { OT_QUEUES, OT_NUM, OT_BOOL, OT_STR, OT_LEVEL, OT_VERDICT,
+		OT_PORTS };
 
 struct opt_def {
 	const char *name;
@@ -59,6 +60,7 @@ static const struct opt_def opt_defs[] = {
 	[O_FLOW_TIMEOUT] = { "flow-timeout", OT_NUM, 1, 86400, "1..86400",
 			     false },
 	[O_SET_STATE_FILE] = { "set-state-file", OT_STR, 0, 0, NULL, false },
+	[O_DNS_PORTS] = { "dns-ports", OT_PORTS, 1, 65535, "1..65535", false },
 };
 
 static const struct atom *single(const struct pval *v)
@@ -291,6 +293,39 @@ static void opt_queues(struct pstate *st, struct conf_options *o,
 	opt_queue_list(st, o, v);
 }
 
+/* dns-ports: a port or a list of ports, at most CONF_DNS_PORTS_MAX. */
+static void opt_dns_ports(struct pstate *st, struct conf_options *o,
+			  const struct pval *v)
+{
+	uint16_t ports[CONF_DNS_PORTS_MAX];
+	unsigned i;
+
+	if (v->setref || v->n == 0 || v->n > CONF_DNS_PORTS_MAX) {
+		conf_error(st, &v->loc, "\"dns-ports\" expects a port or a list "
+			   "of 1..%d ports, e.g. dns-ports { 53, 5353 };",
+			   CONF_DNS_PORTS_MAX);
+		return;
+	}
+	for (i = 0; i < v->n; i++) {
+		const struct pelem *e = &v->elems[i];
+
+		if (e->kind != PE_ONE || e->a.kind != ATOM_NUM || e->a.sized) {
+			conf_error(st, &e->loc, "\"dns-ports\" takes port "
+				   "numbers, not ranges or names: write each "
+				   "port, e.g. dns-ports { 53, 5353 };");
+			return;
+		}
+		if (e->a.num < 1 || e->a.num > 65535) {
+			conf_error(st, &e->loc, "dns-ports %s out of range; "
+				   "expected 1..65535", e->a.text);
+			return;
+		}
+		ports[i] = (uint16_t)e->a.num;
+	}
+	memcpy(o->dns_ports, ports, v->n * sizeof(ports[0]));
+	o->n_dns_ports = v->n;
+}
+
 static void opt_store(struct pstate *st, enum opt_id id, const struct pval *v)
 {
 	const struct opt_def *d = &opt_defs[id];
@@ -300,6 +335,9 @@ static void opt_store(struct pstate *st, enum opt_id id, const struct pval *v)
 	switch (id) {
 	case O_QUEUES:
 		opt_queues(st, o, v);
+		return;
+	case O_DNS_PORTS:
+		opt_dns_ports(st, o, v);
 		return;
 	case O_FAIL_OPEN:
 		opt_bool(st, d, v, &o->fail_open);

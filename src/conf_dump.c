@@ -254,6 +254,10 @@ static void put_options(FILE *f, const struct conf_options *o)
 		conf_verdict_name(o->orphan_verdict));
 	fprintf(f, "\tflow-table-size %u;\n", o->flow_table_size);
 	fprintf(f, "\tflow-timeout %u;\n", o->flow_timeout);
+	fputs("\tdns-ports {", f);
+	for (unsigned i = 0; i < o->n_dns_ports; i++)
+		fprintf(f, "%s %u", i ? "," : "", o->dns_ports[i]);
+	fputs(" };\n", f);
 	fputs("}\n", f);
 }
 

@@ -1,5 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* domset.c - the domain-name set: hashed label suffixes, a string arena. */
+/*
+ * domset.c - the domain-name set: hashed label suffixes, a string arena,
+ * and a filter in front of them. A name's probe of a 1,000,000-name
+ * table is a cache miss (about 250 ns measured in the benchmark's VM);
+ * most names asked about are not in the set, so domset_finish() builds a
+ * blocked Bloom filter of the hashes (4 bits per table slot, so at least 8
+ * per name: 1 MB for 1,000,000 names, small enough to stay in cache), and
+ * a probe whose filter word lacks one of its 3 bits is a miss without
+ * touching the table.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +27,8 @@ struct domset {
 	size_t cap, n;		/* cap a power of two, n <= cap / 2 */
 	char *arena;		/* NUL-ended names, in order first added */
 	size_t used, arena_cap;
+	uint64_t *filter;	/* after domset_finish(): fmask + 1 words */
+	size_t fmask;
 };
 
 struct domset *domset_new(void)
@@ -32,6 +43,7 @@ void domset_free(struct domset *d)
 	free(d->hash);
 	free(d->slot);
 	free(d->arena);
+	free(d->filter);
 	free(d);
 }
 
@@ -114,6 +126,10 @@ int domset_add(struct domset *d, const char *name, size_t len, unsigned flags)
 
 	if (!len || len > NAME_MAX_LEN || !(flags & (DOM_EXACT | DOM_BELOW)))
 		return -EINVAL;
+	if (d->filter) {	/* an add after domset_finish(): no filter */
+		free(d->filter);
+		d->filter = NULL;
+	}
 	if (2 * (d->n + 1) > d->cap && grow_table(d))
 		return -ENOMEM;
 	i = find(d, h, name, len);
@@ -144,9 +160,47 @@ int domset_add(struct domset *d, const char *name, size_t len, unsigned flags)
 	return 0;
 }
 
+/* The filter word of hash H and the 3 bits H sets in it. */
+static uint64_t filter_bits(uint64_t h)
+{
+	return 1ull << (h >> 58) | 1ull << ((h >> 52) & 63) |
+	       1ull << ((h >> 46) & 63);
+}
+
+static size_t filter_word(const struct domset *d, uint64_t h)
+{
+	return (size_t)(h >> 20) & d->fmask;
+}
+
+/* Might hash H be in the set? Always yes before domset_finish(). */
+static bool filter_maybe(const struct domset *d, uint64_t h)
+{
+	uint64_t b = filter_bits(h);
+
+	return !d->filter || (d->filter[filter_word(d, h)] & b) == b;
+}
+
+static void build_filter(struct domset *d)
+{
+	size_t words = d->cap / 16 ? d->cap / 16 : 1, i;	/* 4 bits a slot */
+
+	free(d->filter);
+	d->fmask = words - 1;
+	d->filter = calloc(words, sizeof(*d->filter));
+	if (!d->filter)
+		return;		/* no filter: every probe goes to the table */
+	for (i = 0; i < d->cap; i++)
+		if (d->hash[i])
+			d->filter[filter_word(d, d->hash[i])] |=
+				filter_bits(d->hash[i]);
+}
+
 void domset_finish(struct domset *d)
 {
 	char *na;
+
+	if (d->cap)
+		build_filter(d);
 
 	if (d->used && d->used < d->arena_cap &&
 	    (na = realloc(d->arena, d->used))) {
@@ -166,9 +220,13 @@ bool domset_match(const struct domset *d, const char *name, size_t len)
 	while (i) {
 		h = (h ^ (uint8_t)name[--i]) * FNV_PRIME;
 		if (i == 0 || name[i - 1] == '.') {
-			size_t at = find(d, mix(h), name + i, len - i);
+			uint64_t mh = mix(h);
+			size_t at;
 			unsigned f;
 
+			if (!filter_maybe(d, mh))
+				continue;
+			at = find(d, mh, name + i, len - i);
 			if (!d->hash[at])
 				continue;
 			f = d->slot[at] >> OFF_BITS;
@@ -187,7 +245,7 @@ size_t domset_count(const struct domset *d)
 size_t domset_bytes(const struct domset *d)
 {
 	return sizeof(*d) + d->cap * (sizeof(*d->hash) + sizeof(*d->slot)) +
-	       d->arena_cap;
+	       d->arena_cap + (d->filter ? (d->fmask + 1) * sizeof(uint64_t) : 0);
 }
 
 int domset_walk(const struct domset *d, domset_walk_fn fn, void *arg)

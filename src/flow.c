@@ -1,9 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* flow.c - the per-queue flow table that gathers first bytes for names. */
+/*
+ * flow.c - the per-queue flow table that gathers first bytes for names.
+ * A bucket's key hashes and last-seen times are kept apart from the flows,
+ * 8 of each in one cache line, so that a lookup or an insert reads two
+ * lines and the flow it finds, not the 8 flows of the bucket.
+ */
 #include <errno.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "flow.h"
 
@@ -12,12 +19,10 @@
 enum flow_state { FL_FREE, FL_GATHER, FL_DONE };
 
 struct flow {
-	uint64_t h;		/* key hash */
 	uint8_t key[37];	/* proto, client addr+port, server addr+port */
 	uint8_t state;		/* enum flow_state */
 	bool dropped;
 	bool quic;
-	uint64_t last_ns;
 	uint32_t isn;		/* TCP: the client's first data byte's seq */
 	uint32_t judged;	/* TCP: client bytes the name stands for */
 	uint8_t *mem;		/* FL_GATHER: the stream's buffers */
@@ -27,12 +32,35 @@ struct flow {
 
 struct flowtab {
 	struct flow *f;
+	uint64_t *hs;		/* per flow: its key hash, 0 when free */
+	uint64_t *seen;		/* per flow: last seen (monotonic ns) */
 	size_t n_buckets;
+	uint64_t seed;		/* hash_key() */
 	uint64_t timeout_ns;
+	uint16_t dns_ports[FLOW_DNS_PORTS_MAX];
+	unsigned n_dns;
 	struct flow_counters c;
 };
 
-struct flowtab *flowtab_new(size_t size, unsigned timeout_s)
+void flowtab_set_dns_ports(struct flowtab *t, const uint16_t *dns_ports,
+			   unsigned n_dns)
+{
+	if (n_dns > FLOW_DNS_PORTS_MAX)
+		n_dns = FLOW_DNS_PORTS_MAX;	/* the config allows no more */
+	memcpy(t->dns_ports, dns_ports, n_dns * sizeof(*dns_ports));
+	t->n_dns = n_dns;
+}
+
+static bool dns_port(const struct flowtab *t, uint16_t port)
+{
+	for (unsigned i = 0; i < t->n_dns; i++)
+		if (t->dns_ports[i] == port)
+			return true;
+	return false;
+}
+
+struct flowtab *flowtab_new(size_t size, unsigned timeout_s,
+			    const uint16_t *dns_ports, unsigned n_dns)
 {
 	struct flowtab *t = calloc(1, sizeof(*t));
 
@@ -40,12 +68,28 @@ struct flowtab *flowtab_new(size_t size, unsigned timeout_s)
 		return NULL;
 	t->n_buckets = size / WAYS ? size / WAYS : 1;
 	t->timeout_ns = (uint64_t)timeout_s * 1000000000ull;
+	flowtab_set_dns_ports(t, dns_ports, n_dns);
+	if (getrandom(&t->seed, sizeof(t->seed), GRND_NONBLOCK) !=
+	    sizeof(t->seed))
+		t->seed = (uint64_t)(uintptr_t)t ^ 0x9e3779b97f4a7c15ull;
 	t->f = calloc(t->n_buckets * WAYS, sizeof(*t->f));
-	if (!t->f) {
-		free(t);
+	t->hs = calloc(t->n_buckets * WAYS, sizeof(*t->hs));
+	t->seen = calloc(t->n_buckets * WAYS, sizeof(*t->seen));
+	if (!t->f || !t->hs || !t->seen) {
+		flowtab_free(t);
 		return NULL;
 	}
 	return t;
+}
+
+static size_t slot_of(const struct flowtab *t, const struct flow *f)
+{
+	return (size_t)(f - t->f);
+}
+
+static void touch(struct flowtab *t, const struct flow *f, uint64_t now)
+{
+	t->seen[slot_of(t, f)] = now;
 }
 
 static void flow_clear(struct flowtab *t, struct flow *f)
@@ -56,16 +100,22 @@ static void flow_clear(struct flowtab *t, struct flow *f)
 	}
 	if (f->state != FL_FREE)
 		t->c.flows--;
-	memset(f, 0, sizeof(*f));
+	/* All but the name's bytes: they are written with its length. */
+	memset(f, 0, offsetof(struct flow, names.n.name));
+	f->names.n.name[0] = '\0';
+	t->hs[slot_of(t, f)] = 0;
+	t->seen[slot_of(t, f)] = 0;
 }
 
 void flowtab_free(struct flowtab *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->n_buckets * WAYS; i++)
+	for (size_t i = 0; t->f && i < t->n_buckets * WAYS; i++)
 		free(t->f[i].mem);
 	free(t->f);
+	free(t->hs);
+	free(t->seen);
 	free(t);
 }
 
@@ -116,7 +166,10 @@ static void from_result(struct pkt_names *o, enum name_result r,
 	switch (r) {
 	case NAME_DONE:
 		set(o, PKT_PRESENT, proto);
-		o->n = *n;
+		o->n.len = n->len;
+		o->n.qtype = n->qtype;
+		o->n.ech = n->ech;
+		memcpy(o->n.name, n->name, (size_t)n->len + 1);
 		break;
 	case NAME_NOT:
 		set(o, PKT_ABSENT, NP_NONE);
@@ -130,7 +183,8 @@ static void from_result(struct pkt_names *o, enum name_result r,
 	}
 }
 
-void flow_packet_names(const struct pkt *p, struct pkt_names *o)
+void flow_packet_names(const struct flowtab *t, const struct pkt *p,
+		       struct pkt_names *o)
 {
 	const uint8_t *d;
 	uint32_t copied, len;
@@ -148,7 +202,7 @@ void flow_packet_names(const struct pkt *p, struct pkt_names *o)
 		set(o, PKT_INCOMPLETE, NP_NONE);
 		return;
 	}
-	if (p->l4proto != IPPROTO_UDP || p->dport != DNS_PORT)
+	if (p->l4proto != IPPROTO_UDP || !dns_port(t, p->dport))
 		return;
 	r = name_dns_udp(d, copied, &n);
 	if (r == NAME_BAD && copied < len)
@@ -173,12 +227,21 @@ static void make_key(const struct pkt *p, bool from_client, uint8_t key[37])
 	key[36] = (uint8_t)sp;
 }
 
-static uint64_t hash_key(const uint8_t key[37])
+/* The key's hash, 8 bytes a step, seeded per table so that flows cannot
+ * be chosen from outside to share a bucket. Never 0 (a free slot). */
+static uint64_t hash_key(const struct flowtab *t, const uint8_t key[37])
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = t->seed, w;
+	unsigned i;
 
-	for (unsigned i = 0; i < 37; i++)
-		h = (h ^ key[i]) * 0x100000001b3ull;
+	for (i = 0; i + 8 <= 37; i += 8) {
+		memcpy(&w, key + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	w = 0;
+	memcpy(&w, key + i, 37 - i);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
 	h ^= h >> 29;
 	return h ? h : 1;
 }
@@ -186,14 +249,17 @@ static uint64_t hash_key(const uint8_t key[37])
 static struct flow *lookup(struct flowtab *t, const uint8_t key[37],
 			   uint64_t h, uint64_t now)
 {
-	struct flow *b = &t->f[(h % t->n_buckets) * WAYS];
+	size_t b = (h % t->n_buckets) * WAYS;
 
 	for (unsigned i = 0; i < WAYS; i++) {
-		struct flow *f = &b[i];
+		struct flow *f;
 
-		if (f->state == FL_FREE || f->h != h || memcmp(f->key, key, 37))
+		if (t->hs[b + i] != h)	/* a free slot's is 0, never a hash */
 			continue;
-		if (now - f->last_ns > t->timeout_ns) {
+		f = &t->f[b + i];
+		if (memcmp(f->key, key, 37))
+			continue;
+		if (now - t->seen[b + i] > t->timeout_ns) {
 			flow_clear(t, f);	/* idle too long: forgotten */
 			return NULL;
 		}
@@ -207,43 +273,43 @@ static struct flow *lookup(struct flowtab *t, const uint8_t key[37],
 static struct flow *insert(struct flowtab *t, const uint8_t key[37],
 			   uint64_t h, uint64_t now)
 {
-	struct flow *b = &t->f[(h % t->n_buckets) * WAYS], *v = &b[0];
+	size_t b = (h % t->n_buckets) * WAYS, v = b;
+	struct flow *f;
 
-	for (unsigned i = 0; i < WAYS; i++) {
-		struct flow *f = &b[i];
-
-		if (f->state == FL_FREE || now - f->last_ns > t->timeout_ns) {
-			v = f;
+	for (size_t i = b; i < b + WAYS; i++) {
+		if (!t->hs[i] || now - t->seen[i] > t->timeout_ns) {
+			v = i;
 			break;
 		}
-		if (f->last_ns < v->last_ns)
-			v = f;
+		if (t->seen[i] < t->seen[v])
+			v = i;
 	}
-	if (v->state != FL_FREE && now - v->last_ns <= t->timeout_ns)
+	if (t->hs[v] && now - t->seen[v] <= t->timeout_ns)
 		t->c.evictions++;
 	t->c.created++;
-	flow_clear(t, v);
-	v->h = h;
-	memcpy(v->key, key, 37);
-	v->state = FL_GATHER;
-	v->last_ns = now;
+	f = &t->f[v];
+	flow_clear(t, f);
+	t->hs[v] = h;
+	t->seen[v] = now;
+	memcpy(f->key, key, 37);
+	f->state = FL_GATHER;
 	t->c.flows++;
-	return v;
+	return f;
 }
 
+/* F's name is settled as N; D (LEN bytes) is the start of its stream. */
 static void finish(struct flowtab *t, struct flow *f,
-		   const struct pkt_names *n)
+		   const struct pkt_names *n, const uint8_t *d, size_t len)
 {
-	if (n->proto == NP_DNS && n->state == PKT_PRESENT && f->mem &&
-	    f->st.contig >= 2)
-		f->judged = 2u + (uint32_t)(f->st.buf[0] << 8 | f->st.buf[1]);
+	if (n->proto == NP_DNS && n->state == PKT_PRESENT && len >= 2)
+		f->judged = 2u + (uint32_t)(d[0] << 8 | d[1]);
 	if (f->mem) {
 		free(f->mem);
 		f->mem = NULL;
 		t->c.pending--;
 	}
 	f->state = FL_DONE;
-	f->names = *n;
+	names_copy(&f->names, n);
 	if (n->state == PKT_PRESENT)
 		t->c.names++;
 	else if (n->state == PKT_INCOMPLETE)
@@ -265,17 +331,19 @@ static bool gather_buf(struct flowtab *t, struct flow *f)
 	return true;
 }
 
-static enum name_result parse_stream(const struct flow *f, uint16_t dport,
-				     struct name_out *n, uint8_t *proto)
+/* The name in the first LEN bytes D of F's stream. */
+static enum name_result parse_stream(const struct flowtab *t,
+				     const struct flow *f, const uint8_t *d,
+				     size_t len, struct name_out *n,
+				     uint8_t *proto)
 {
-	const uint8_t *d = f->st.buf;
-	size_t len = f->st.contig;
+	uint16_t dport = (uint16_t)(f->key[35] << 8 | f->key[36]);
 
 	if (f->quic) {
 		*proto = NP_TLS;
 		return name_tls_handshake(d, len, n);
 	}
-	if (dport == DNS_PORT) {
+	if (dns_port(t, dport)) {
 		*proto = NP_DNS;
 		return name_dns_tcp(d, len, n);
 	}
@@ -285,6 +353,33 @@ static enum name_result parse_stream(const struct flow *f, uint16_t dport,
 	}
 	*proto = NP_HTTP;
 	return name_http_host(d, len, n);
+}
+
+/*
+ * The first bytes of a flow that has gathered nothing yet, read where they
+ * are: a ClientHello, request head or DNS query in one segment needs no
+ * buffer. True when that settled the flow.
+ */
+static bool settle_at_once(struct flowtab *t, struct flow *f,
+			   const uint8_t *d, uint32_t n, bool cut,
+			   struct pkt_names *o)
+{
+	struct name_out name;
+	enum name_result r;
+	uint8_t proto = NP_NONE;
+
+	if (n > FLOW_GATHER) {	/* what a buffer would hold, no more */
+		n = FLOW_GATHER;
+		cut = true;
+	}
+	r = parse_stream(t, f, d, n, &name, &proto);
+	if (r == NAME_MORE && cut)
+		r = NAME_BAD;	/* past the copy or the limit: unseen */
+	if (r == NAME_MORE)
+		return false;
+	from_result(o, r, proto, &name);
+	finish(t, f, o, d, n);
+	return true;
 }
 
 /* New bytes at OFF for gathering flow F: settle it if they tell. */
@@ -297,24 +392,25 @@ static void gather(struct flowtab *t, struct flow *f, uint64_t off,
 	uint8_t proto = NP_NONE;
 	int rc;
 
+	if (!f->mem && off == 0 && settle_at_once(t, f, d, n, cut, o))
+		return;
 	if (!gather_buf(t, f)) {
 		set(o, PKT_INCOMPLETE, NP_NONE);
-		finish(t, f, o);
+		finish(t, f, o, NULL, 0);
 		return;
 	}
 	rc = name_stream_put(&f->st, off, d, n);
 	if (rc < 0) {		/* a retransmission with other bytes */
 		set(o, PKT_INCOMPLETE, NP_NONE);
-		finish(t, f, o);
+		finish(t, f, o, NULL, 0);
 		return;
 	}
-	r = parse_stream(f, (uint16_t)(f->key[35] << 8 | f->key[36]), &name,
-			 &proto);
+	r = parse_stream(t, f, f->st.buf, f->st.contig, &name, &proto);
 	if (r == NAME_MORE && (cut || f->st.contig == f->st.cap))
 		r = NAME_BAD;	/* past the copy or the limit: unseen */
 	from_result(o, r, proto, &name);
 	if (r != NAME_MORE)
-		finish(t, f, o);
+		finish(t, f, o, f->st.buf, f->st.contig);
 }
 
 static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
@@ -333,11 +429,11 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		return;
 	}
 	make_key(p, true, key);
-	h = hash_key(key);
+	h = hash_key(t, key);
 	f = lookup(t, key, h, now);
 	if (!f && !syn) {
 		make_key(p, false, key);
-		h = hash_key(key);
+		h = hash_key(t, key);
 		f = lookup(t, key, h, now);
 		from_client = false;
 	}
@@ -356,7 +452,6 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 			flow_clear(t, f);
 		f = insert(t, key, h, now);
 		f->isn = seq + 1;
-		f->last_ns = now;
 		*fp = f;
 		set(o, NAMES_PENDING, NP_NONE);
 		return;
@@ -367,10 +462,10 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		return;
 	}
 known:
-	f->last_ns = now;
+	touch(t, f, now);
 	*fp = f;
 	if (f->state == FL_DONE) {
-		*o = f->names;
+		names_copy(o, &f->names);
 		/* DNS over TCP: a later query on the connection is not the
 		 * one judged; it cannot be read without following every
 		 * message, so it is INCOMPLETE (nfqd.conf(5) NAMES). */
@@ -401,23 +496,23 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 	enum name_result r;
 	uint64_t h;
 
-	flow_packet_names(p, o);
+	flow_packet_names(t, p, o);
 	if (o->proto == NP_DNS || !l4_payload(p, &d, &copied, &len) ||
-	    p->dport == DNS_PORT)
+	    dns_port(t, p->dport))
 		return;
 	make_key(p, true, key);
-	h = hash_key(key);
+	h = hash_key(t, key);
 	f = lookup(t, key, h, now);
 	if (f && f->state == FL_DONE) {
-		f->last_ns = now;
+		touch(t, f, now);
 		*fp = f;
-		*o = f->names;
+		names_copy(o, &f->names);
 		return;
 	}
 	r = copied >= 1 && (d[0] & 0x80) ? name_quic_initial(d, copied, &q) :
 					      NAME_NOT;
 	if (r == NAME_NOT && f) {	/* other packets of a pending flow */
-		f->last_ns = now;
+		touch(t, f, now);
 		*fp = f;
 		set(o, NAMES_PENDING, NP_TLS);
 		return;
@@ -432,14 +527,14 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 	if (!f)
 		f = insert(t, key, h, now);
 	f->quic = true;
-	f->last_ns = now;
+	touch(t, f, now);
 	*fp = f;
 	set(o, NAMES_PENDING, NP_TLS);
 	for (unsigned i = 0; i < q.n_frames && f->state == FL_GATHER; i++)
 		gather(t, f, q.frames[i].offset, q.plain + q.frames[i].pos,
 		       q.frames[i].len, copied < len, o);
 	if (f->state == FL_DONE)
-		*o = f->names;
+		names_copy(o, &f->names);
 }
 
 void *flow_names(struct flowtab *t, const struct pkt *p, uint64_t now_ns,

@@ -19,6 +19,16 @@ const char *name_result_str(enum name_result r)
 	return "?";
 }
 
+void names_copy(struct pkt_names *dst, const struct pkt_names *src)
+{
+	dst->state = src->state;
+	dst->proto = src->proto;
+	dst->n.len = src->n.len;
+	dst->n.qtype = src->n.qtype;
+	dst->n.ech = src->n.ech;
+	memcpy(dst->n.name, src->n.name, (size_t)src->n.len + 1);
+}
+
 int name_normalize(const char *s, size_t len, struct name_out *out)
 {
 	size_t i, label = 0;
@@ -57,6 +67,7 @@ void name_stream_init(struct name_stream *s, void *mem, uint32_t cap)
 	s->have = s->buf + cap;
 	s->cap = cap;
 	s->contig = 0;
+	s->hi = 0;
 	memset(s->have, 0, (cap + 7) / 8);
 }
 
@@ -65,11 +76,24 @@ static bool have(const struct name_stream *s, uint32_t i)
 	return s->have[i / 8] & (1u << (i % 8));
 }
 
+/* Mark bytes [A, B) as there. */
+static void mark(struct name_stream *s, uint32_t a, uint32_t b)
+{
+	while (a < b && a % 8)
+		s->have[a / 8] |= (uint8_t)(1u << (a % 8)), a++;
+	if (b - a >= 8) {
+		memset(s->have + a / 8, 0xff, (b - a) / 8);
+		a += (b - a) / 8 * 8;
+	}
+	while (a < b)
+		s->have[a / 8] |= (uint8_t)(1u << (a % 8)), a++;
+}
+
 int name_stream_put(struct name_stream *s, uint64_t off, const uint8_t *data,
 		    size_t len)
 {
+	uint32_t a, b, lo, i;
 	int rc = 0;
-	size_t i;
 
 	if (off >= s->cap)
 		return len ? 1 : 0;
@@ -77,17 +101,23 @@ int name_stream_put(struct name_stream *s, uint64_t off, const uint8_t *data,
 		len = s->cap - (size_t)off;
 		rc = 1;
 	}
-	/* Check first: a conflicting write changes nothing. */
-	for (i = 0; i < len; i++)
-		if (have(s, (uint32_t)(off + i)) && s->buf[off + i] != data[i])
+	a = (uint32_t)off;
+	b = a + (uint32_t)len;
+	/* Check first: a conflicting write changes nothing. Below contig
+	 * every byte is there; above it only bytes below hi may be. */
+	lo = b < s->contig ? b : s->contig;
+	if (a < lo && memcmp(s->buf + a, data, lo - a))
+		return -EILSEQ;
+	for (i = a > lo ? a : lo; i < b && i < s->hi; i++)
+		if (have(s, i) && s->buf[i] != data[i - a])
 			return -EILSEQ;
-	for (i = 0; i < len; i++) {
-		uint32_t j = (uint32_t)(off + i);
-
-		s->buf[j] = data[i];
-		s->have[j / 8] |= (uint8_t)(1u << (j % 8));
-	}
-	while (s->contig < s->cap && have(s, s->contig))
+	memcpy(s->buf + a, data, len);
+	mark(s, a, b);
+	if (b > s->hi)
+		s->hi = b;
+	if (a <= s->contig && b > s->contig)
+		s->contig = b;
+	while (s->contig < s->hi && have(s, s->contig))
 		s->contig++;
 	return rc;
 }

@@ -351,7 +351,9 @@ static void *flow_of(struct queue *q, struct pkt *p, struct pkt_names *n,
 	*fate = FLOW_JUDGE;
 	if (!q->flows)
 		q->flows = flowtab_new(q->params.flow_size,
-				       q->params.flow_timeout);
+				       q->params.flow_timeout,
+				       q->params.dns_ports,
+				       q->params.n_dns_ports);
 	if (!q->flows)
 		return NULL;	/* p->names NULL: names INCOMPLETE */
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
@@ -652,6 +654,8 @@ void queue_params_from_options(struct queue_params *p,
 		p->flags |= NFQA_CFG_F_GSO;
 	p->flow_size = o->flow_table_size;
 	p->flow_timeout = o->flow_timeout;
+	memcpy(p->dns_ports, o->dns_ports, sizeof(p->dns_ports));
+	p->n_dns_ports = o->n_dns_ports;
 }
 
 int queue_alloc(struct queue **out, const struct queue_place *at,
@@ -922,6 +926,9 @@ static void apply_params(struct queue *q, struct reconf *rq)
 	if (np->flow_size != q->params.flow_size ||
 	    np->flow_timeout != q->params.flow_timeout)
 		flows_drop(q);
+	else if (q->flows)	/* the flows stay; only their reading changes */
+		flowtab_set_dns_ports(q->flows, np->dns_ports,
+				      np->n_dns_ports);
 	q->params = *np;
 	q->reconf_req = rq->req;
 	q->reconf_first = 0;

@@ -29,6 +29,8 @@ struct queue_params {
 	uint32_t flags;		/* NFQA_CFG_F_* wanted */
 	uint32_t flow_size;	/* flow table for names: flows, idle s */
 	uint32_t flow_timeout;
+	uint16_t dns_ports[CONF_DNS_PORTS_MAX];	/* DNS for names */
+	unsigned n_dns_ports;
 };
 
 /* A reconfigure request from the main thread. */

@@ -611,7 +611,7 @@ static void test_errors_file(void **state)
 		"stats-interval, control-socket, log-level, user, "
 		"control-group, bypass-mark, incomplete-verdict, "
 		"orphan-verdict, flow-table-size, flow-timeout, "
-		"set-state-file\n"
+		"set-state-file, dns-ports\n"
 		"errors.conf:4:11: batch 0 out of range; expected 1..1024\n"
 		"errors.conf:6:1: syntax error, unexpected '}', expecting ';'\n"
 		"errors.conf:9:40: syntax error, unexpected '}', "
@@ -686,7 +686,7 @@ static const struct err_case err_cases[] = {
 	  "batch, rcvbuf, cpu-pin, stats-file, stats-interval, "
 	  "control-socket, log-level, user, control-group, bypass-mark, "
 	  "incomplete-verdict, orphan-verdict, flow-table-size, "
-	  "flow-timeout, set-state-file\n" },
+	  "flow-timeout, set-state-file, dns-ports\n" },
 	{ "options { incomplete-verdict repeat; }",
 	  "t.conf:1:30: \"incomplete-verdict\" expects accept or drop\n" },
 	{ "options { incomplete-verdict maybe; }",

@@ -605,6 +605,61 @@ static void test_stream(void **state)
 	assert_int_equal(s.contig, 15);
 }
 
+/*
+ * name_stream_put() against a byte-at-a-time model: random writes (in
+ * order, out of order, overlapping, past the end, agreeing or not with
+ * what is there) must give the same result, bytes and contig.
+ */
+static void test_stream_model(void **state)
+{
+	enum { CAP = 300 };
+	static uint8_t mem[CAP + CAP / 8 + 1];
+	uint8_t mbuf[CAP], mhave[CAP], data[400];
+	struct name_stream s;
+	uint32_t seed = 12345, mcontig;
+
+	for (int round = 0; round < 2000; round++) {
+		name_stream_init(&s, mem, CAP);
+		memset(mhave, 0, sizeof(mhave));
+		mcontig = 0;
+		for (int w = 0; w < 12; w++) {
+			uint32_t off, len, i;
+			int want = 0, got;
+
+			seed = seed * 1103515245u + 12345u;
+			off = (seed >> 8) % (CAP + 40);
+			seed = seed * 1103515245u + 12345u;
+			len = (seed >> 8) % 120;
+			for (i = 0; i < len; i++) {
+				seed = seed * 1103515245u + 12345u;
+				/* mostly what the model holds (or 'a'+i) */
+				data[i] = off + i < CAP && mhave[off + i] &&
+					  (seed >> 16) % 50 ? mbuf[off + i] :
+					  (uint8_t)('a' + (off + i) % 26 +
+						    ((seed >> 16) % 97 == 0));
+			}
+			for (i = 0; i < len && off + i < CAP; i++)
+				if (mhave[off + i] && mbuf[off + i] != data[i])
+					want = -EILSEQ;
+			if (!want && off + len > CAP && len)
+				want = 1;
+			if (want >= 0)
+				for (i = 0; i < len && off + i < CAP; i++) {
+					mbuf[off + i] = data[i];
+					mhave[off + i] = 1;
+				}
+			while (mcontig < CAP && mhave[mcontig])
+				mcontig++;
+			got = name_stream_put(&s, off, data, len);
+			assert_int_equal(got, want);
+			assert_int_equal(s.contig, mcontig);
+		}
+		for (uint32_t i = 0; i < CAP; i++)
+			if (mhave[i])
+				assert_int_equal(s.buf[i], mbuf[i]);
+	}
+}
+
 static void test_normalize(void **state)
 {
 	struct name_out o;
@@ -634,6 +689,7 @@ int main(void)
 		cmocka_unit_test(test_quic_v2_split),
 		cmocka_unit_test(test_quic_not),
 		cmocka_unit_test(test_stream),
+		cmocka_unit_test(test_stream_model),
 		cmocka_unit_test(test_normalize),
 	};
 
