@@ -29,7 +29,7 @@ n=0
 for conf in "$TMP"/etc/*.conf; do
 	name=$(basename "$conf")
 	head -n 1 "$conf" | grep -q "^# $name - " || fail "$name: no banner comment"
-	out=$("$NFQD" -t -c "$conf" 2>&1) || fail "$name: $out"
+	out=$("$NFQD" -t -c "$conf" 2>&1) || fail "$name: nfqd -t exited $?: $out"
 	[ "$out" = "config OK" ] || fail "$name: $out"
 	n=$((n + 1))
 done
