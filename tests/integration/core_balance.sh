@@ -19,11 +19,7 @@ in_a ping -c 20 -i 0.01 -W 2 -q 192.0.2.2 >"$TMP/ping.out" \
 	|| fail "ping through nfqd lost packets: $(cat "$TMP/ping.out")"
 send_udp "$NS_A" 192.0.2.2 100000 -P 64 -S "$srcs"
 
-for i in $(seq 1 200); do
-	[ "$(sink_udp_packets)" = 100000 ] && break
-	sleep 0.1
-done
-got=$(sink_udp_packets)
+got=$(wait_sink_udp 100000)
 [ "$got" = 100000 ] || fail "sink saw $got of 100000 datagrams"
 
 seq0=$(kqueue_field "$NS_B" 0 8)
