@@ -57,10 +57,11 @@ EOF
 write_conf "accept"
 start_nfqd "$NS_B" "$TMP/nfqd.conf"
 wait_bound "$NS_B" 0
-for i in $(seq 1 100); do
-	[ -S "$TMP/ctl.sock" ] && break
+end=$(deadline "$WAIT_SECONDS")
+while [ ! -S "$TMP/ctl.sock" ] && before "$end"; do
 	sleep 0.05
 done
+[ -S "$TMP/ctl.sock" ] || fail "no control socket after $WAIT_SECONDS s"
 
 # Packets the sink counted for UDP port $1 (what its engine accepted).
 sink_count() {
@@ -85,14 +86,15 @@ nfqd_judged() {
 		END { print s + 0 }'
 }
 
-# Poll until command $1 prints $2 (10 s at most).
+# Poll until command $1 prints $2 ($WAIT_SECONDS s at most).
 wait_for() {
-	local i
-	for i in $(seq 1 200); do
+	local end
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		[ "$($1)" -ge "$2" ] && return 0
 		sleep 0.05
 	done
-	fail "$1: $($1) of $2 packets judged after 10 s"
+	fail "$1: $($1) of $2 packets judged after $WAIT_SECONDS s"
 }
 
 # send PORT SEND: the bursts of SEND to UDP port PORT; print the total.
