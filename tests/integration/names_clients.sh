@@ -107,15 +107,16 @@ EOF
 start_nfqd "$NS_B" "$conf"
 wait_bound "$NS_B" 0
 
-# Wait for the servers (polling, 10 s at most).
-for i in $(seq 1 100); do
+# Wait for the servers (polling, $WAIT_SECONDS s at most).
+end=$(deadline "$WAIT_SECONDS")
+while :; do
 	in_a curl -sk -m 2 --resolve ok.test:443:192.0.2.2 \
 		https://ok.test/ >/dev/null 2>&1 &&
 	in_a curl -s -m 2 --resolve ok.test:80:192.0.2.2 \
 		http://ok.test/index.html >/dev/null 2>&1 &&
 	in_a kdig +short +time=1 +retry=0 @192.0.2.2 ok.test A 2>/dev/null |
 		grep -q 192.0.2.2 && break
-	[ "$i" = 100 ] && fail "servers not reachable through nfqd: $(cat "$TMP/nfqd.log")"
+	before "$end" || fail "servers not reachable through nfqd: $(cat "$TMP/nfqd.log")"
 	sleep 0.1
 done
 
