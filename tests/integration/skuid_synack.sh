@@ -75,10 +75,10 @@ for fam, addr in ((socket.AF_INET, "192.0.2.2"), (socket.AF_INET6, "2001:db8::2"
 time.sleep(3600)
 ' &
 bg_pid $!
-# Both listening sockets, owned by 4242 (10 s at most).
-for i in $(seq 1 100); do
-	[ "$(in_b ss -Hltne 'sport = :8080' | grep -c 'uid:4242')" = 2 ] && break
-	[ $i = 100 ] && fail "the uid 4242 listener did not start"
+# Both listening sockets, owned by 4242 ($WAIT_SECONDS s at most).
+end=$(deadline "$WAIT_SECONDS")
+until [ "$(in_b ss -Hltne 'sport = :8080' | grep -c 'uid:4242')" = 2 ]; do
+	before "$end" || fail "the uid 4242 listener did not start"
 	sleep 0.1
 done
 
