@@ -11,7 +11,13 @@ srcs=$(add_sources)
 in_b iptables -A INPUT -p udp -j NFQUEUE --queue-balance 0:1
 in_b iptables -A INPUT -p icmp -j NFQUEUE --queue-balance 0:1
 
-conf=$(flood_options | conf_file nfqd.conf)
+# The test needs CPU for nfqd: the generator sends as fast as it can,
+# and on a loaded machine a worker can go without the CPU for the whole
+# flood. --queue-balance hashes 17 addresses over 2 queues, so one queue
+# may get most of it: each has room for all 100,000 datagrams
+# (queue-maxlen 131072, rcvbuf 128M; kernel memory only while a worker
+# is starved), so a starved worker delays packets but loses none.
+conf=$(flood_options 2 131072 128M | conf_file nfqd.conf)
 start_nfqd "$NS_B" "$conf"
 wait_bound "$NS_B" 0 1
 
