@@ -121,13 +121,24 @@ ns_leftovers() {
 	return 1
 }
 
+# True if PID $1 is still a child of this shell. A background process
+# the test has waited for is gone, and on a busy machine its PID soon
+# names another program, perhaps another test's (PIDs wrap at
+# kernel.pid_max): cleanup signals only its own children.
+own_child() {
+	[ "$(awk '/^PPid:/ { print $2 }' "/proc/$1/status" 2>/dev/null)" = "$$" ]
+}
+
 cleanup() {
-	local rc=$?
+	local rc=$? p mine=
 	set +e
 	for p in $NFQD_PID $_BG_PIDS; do
+		own_child "$p" && mine="$mine $p"
+	done
+	for p in $mine; do
 		kill "$p" 2>/dev/null
 	done
-	for p in $NFQD_PID $_BG_PIDS; do
+	for p in $mine; do
 		kill -CONT "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done

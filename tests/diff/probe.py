@@ -209,14 +209,16 @@ def main():
         if p['id'] % 16 == 15:
             drain(time.monotonic() + 0.002)
     # Wait for a quiet spell with both sides agreeing; a machine under
-    # load may hold a verdict back, so a disagreement waits longer.
+    # load may hold a verdict back for seconds (nfqd waiting for a CPU),
+    # so a disagreement waits longer: WAIT_SECONDS (the tests' deadline).
+    patience = float(os.environ.get('WAIT_SECONDS', 30))
     t_sent = time.monotonic()
     while True:
         before = (len(seen[0]), len(seen[1]))
         drain(time.monotonic() + 0.06)
         waited = time.monotonic() - t_sent
         if before == (len(seen[0]), len(seen[1])) and \
-                (seen[0] == seen[1] or waited > 3):
+                (seen[0] == seen[1] or waited > patience):
             break
     if os.environ.get('DIFF_DEBUG'):
         sys.stderr.write('probe: setup %.3f s, send %.3f s\n' %

@@ -59,9 +59,9 @@ while c.recv(1 << 20):
     pass
 ' &
 bg_pid $!
-for i in $(seq 1 100); do
-	[ -n "$(in_b ss -Hltn 'sport = :5001')" ] && break
-	[ $i = 100 ] && fail "the receiver did not start"
+end=$(deadline "$WAIT_SECONDS")
+until [ -n "$(in_b ss -Hltn 'sport = :5001')" ]; do
+	before "$end" || fail "the receiver did not listen in $WAIT_SECONDS s"
 	sleep 0.1
 done
 in_a "$PY" -c '

@@ -55,10 +55,11 @@ for i in range(n):
 ' "$N" "$1" || fail "sending failed"
 }
 
-# Wait (10 s at most) until nfqd counted $1 incomplete packets.
+# Wait ($WAIT_SECONDS s at most) until nfqd counted $1 incomplete packets.
 wait_incomplete() {
-	local i v=
-	for i in $(seq 1 100); do
+	local end v=
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		v=$(ctl -j stats | "$PY" -c '
 import json, sys
 print(json.load(sys.stdin)["queues"][0]["incomplete"])')

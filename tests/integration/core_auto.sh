@@ -8,10 +8,11 @@ ns_setup
 ncpu=$(nproc)
 
 # The tid of the worker thread named nfqd-qN (queues are bound a moment
-# before their workers start: wait 5 s at most).
+# before their workers start: wait $WAIT_SECONDS s at most).
 worker_tid() {
-	local t i
-	for i in $(seq 1 100); do
+	local t end
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		for t in /proc/$NFQD_PID/task/*; do
 			if [ "$(cat "$t/comm" 2>/dev/null)" = "nfqd-q$1" ]; then
 				echo "${t##*/}"

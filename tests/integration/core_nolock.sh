@@ -48,15 +48,16 @@ received() {
 # Wait (120 s at most: strace and a busy machine slow the workers a lot)
 # until both queues judged 10,000 more packets.
 wait_both() {
-	local b0 b1 i
+	local b0 b1 end
 	b0=$(received 0)
 	b1=$(received 1)
-	for i in $(seq 1 1200); do
+	end=$(deadline 120)
+	while before "$end"; do
 		[ $(($(received 0) - b0)) -ge 10000 ] &&
 			[ $(($(received 1) - b1)) -ge 10000 ] && return 0
 		sleep 0.1
 	done
-	fail "not enough traffic through both queues"
+	fail "not enough traffic through both queues in 120 s"
 }
 
 gen="$TOP_BUILDDIR/tests/bench/nfqd-gen"
@@ -64,8 +65,8 @@ gen="$TOP_BUILDDIR/tests/bench/nfqd-gen"
 ip netns exec "$NS_A" "$gen" -q -d 192.0.2.2 -n 1000000000 -P 64 -S "$srcs" -r 200000 &
 genpid=$!
 bg_pid $genpid
-for i in $(seq 1 100); do
-	[ "$(received)" -gt 20000 ] && break
+end=$(deadline "$WAIT_SECONDS")
+while [ "$(received)" -le 20000 ] && before "$end"; do
 	sleep 0.05
 done
 

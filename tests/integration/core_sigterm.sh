@@ -21,8 +21,9 @@ gen="$TOP_BUILDDIR/tests/bench/nfqd-gen"
 ip netns exec "$NS_A" "$gen" -d 192.0.2.2 -n 5000000 -P 64 -S "$srcs" >/dev/null 2>&1 &
 genpid=$!
 bg_pid $genpid
-# Stop once the flood is under way.
-for i in $(seq 1 100); do
+# Stop once the flood is under way (a loaded machine may take seconds).
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
 	n=$(kqueue_field "$NS_B" 0 8)
 	[ "${n:-0}" -gt 20000 ] && break
 	sleep 0.05

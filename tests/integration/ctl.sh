@@ -78,8 +78,8 @@ kill -0 "$NFQD_PID" || fail "nfqd died on a bad reload"
 # SIGHUP reloads too.
 write_conf "udp dport 8 drop;" >/dev/null
 kill -HUP "$NFQD_PID"
-for i in $(seq 1 50); do
-	ctl -j status | grep -q '"generation": 4' && break
+end=$(deadline "$WAIT_SECONDS")
+until ctl -j status | grep -q '"generation": 4' || ! before "$end"; do
 	sleep 0.1
 done
 ctl -j status | grep -q '"generation": 4' || fail "SIGHUP did not reload"

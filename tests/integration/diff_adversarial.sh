@@ -233,10 +233,11 @@ EOF
 )
 start_nfqd "$NS_J1" "$CONF"
 wait_bound "$NS_J1" 0
-for i in $(seq 1 100); do
-	[ -S "$TMP/ctl.sock" ] && break
+end=$(deadline "$WAIT_SECONDS")
+while [ ! -S "$TMP/ctl.sock" ] && before "$end"; do
 	sleep 0.05
 done
+[ -S "$TMP/ctl.sock" ] || fail "no control socket after $WAIT_SECONDS s"
 
 "$PYTHON" "$DRIVER" "$NS_P1" "$NS_J1" "$NS_P2" "$NS_J2" "$NFQD_CTL" \
 	"$TMP/ctl.sock" "$CONF" || fail "nfqd and nft disagree (see above)"

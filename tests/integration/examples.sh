@@ -29,7 +29,7 @@ n=0
 for conf in "$TMP"/etc/*.conf; do
 	name=$(basename "$conf")
 	head -n 1 "$conf" | grep -q "^# $name - " || fail "$name: no banner comment"
-	out=$("$NFQD" -t -c "$conf" 2>&1) || fail "$name: $out"
+	out=$("$NFQD" -t -c "$conf" 2>&1) || fail "$name: nfqd -t exited $?: $out"
 	[ "$out" = "config OK" ] || fail "$name: $out"
 	n=$((n + 1))
 done
@@ -115,11 +115,13 @@ print(n)
 ' "$1" >"$TMP/received" &
 	local server=$!
 	bg_pid $server
-	# The server listens once python has started: 30 s on a loaded machine.
-	local i
-	for i in $(seq 1 300); do
-		in_c ss -ltn | grep -q ":$1 " && break
+	# The server listens once python has started, which a loaded machine
+	# delays: poll against the clock.
+	local end
+	end=$(deadline "$WAIT_SECONDS")
+	until in_c ss -ltn | grep -q ":$1 "; do
 		kill -0 $server 2>/dev/null || fail "the server on port $1 exited"
+		before "$end" || fail "the server on port $1 did not listen in $WAIT_SECONDS s"
 		sleep 0.1
 	done
 	in_a "$PY" -c '

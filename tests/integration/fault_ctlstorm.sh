@@ -49,8 +49,8 @@ account a b "control storm"
 [ $((D_qd + D_ud + D_pass)) -eq 0 ] || fail "lost or passed: $D_qd $D_ud $D_pass"
 
 # Every connection is closed once the held ones are gone.
-for i in $(seq 1 150); do
-	[ "$(fds)" -le "$fd0" ] && break
+end=$(deadline "$WAIT_SECONDS")
+while [ "$(fds)" -gt "$fd0" ] && before "$end"; do
 	sleep 0.1
 done
 [ "$(fds)" -eq "$fd0" ] || fail "nfqd holds $(fds) descriptors, $fd0 before the storm: $(ls -l "/proc/$NFQD_PID/fd")"

@@ -60,8 +60,9 @@ fctl() { in_b "$NFQD_CTL" -s "$TMP/nfqd.sock" "$@"; }
 # Wait (60 s at most) until queue 0 is empty and the sink and nfqd's
 # packet counter stop moving.
 settle() {
-	local i last= cur
-	for i in $(seq 1 600); do
+	local end last= cur
+	end=$(deadline 60)
+	while before "$end"; do
 		cur="$(kq 3) $(nq packets) $(sink_n 1) $(sink_n 2) $(sink_n 3)"
 		case $cur in "0 "*) [ "$cur" = "$last" ] && return 0 ;; esac
 		last=$cur
@@ -81,10 +82,10 @@ snap() {
 # until queue 0 is empty (60 s at most; the loop forks only its sleep, so
 # the figure is not an ip-netns-exec's start-up time).
 cont_and_time_drain() {
-	local t0 q p total rest i
+	local t0 q p total rest
 	kill -CONT "$1"
 	t0=${EPOCHREALTIME/./}
-	for ((i = 0; i < 30000; i++)); do
+	while (( ${EPOCHREALTIME/./} - t0 < 60000000 )); do
 		total=
 		while read -r q p total rest; do
 			[ "$q" = 0 ] && break

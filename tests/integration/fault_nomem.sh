@@ -47,12 +47,13 @@ dropped() {
 }
 # 100 datagrams to port 9 must pass, 100 to port 10 must be dropped.
 judged_by_old_policy() {
-	local s0 d0 i
+	local s0 d0 end
 	s0=$(sink_udp_packets)
 	d0=$(dropped)
 	send_udp "$NS_A" 192.0.2.2 100 -q -p 9
 	send_udp "$NS_A" 192.0.2.2 100 -q -p 10
-	for i in $(seq 1 100); do
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		[ "$(sink_udp_packets)" -eq $((s0 + 100)) ] &&
 			[ "$(dropped)" -eq $((d0 + 100)) ] && return 0
 		sleep 0.05
@@ -104,8 +105,8 @@ ctl reload >/dev/null || fail "the reload without a cap failed"
 s0=$(sink_udp_packets)
 d0=$(dropped)
 send_udp "$NS_A" 192.0.2.2 100 -q -p 9 -S 192.0.2.77
-for i in $(seq 1 100); do
-	[ "$(dropped)" -eq $((d0 + 100)) ] && break
+end=$(deadline "$WAIT_SECONDS")
+while [ "$(dropped)" -lt $((d0 + 100)) ] && before "$end"; do
 	sleep 0.05
 done
 [ "$(dropped)" -eq $((d0 + 100)) ] || fail "the big set did not drop: dropped +$(( $(dropped) - d0 ))"

@@ -38,13 +38,14 @@ dropped() {
 # 50 datagrams from 192.0.2.77 to port 9: all dropped ($2 = drop) or all
 # passed ($2 = pass).
 from_77() {
-	local s0 d0 want_s want_d i
+	local s0 d0 want_s want_d end
 	s0=$(sink_udp_packets)
 	d0=$(dropped)
 	send_udp "$NS_A" 192.0.2.2 50 -q -p 9 -S 192.0.2.77
 	if [ "$2" = drop ]; then want_s=$s0 want_d=$((d0 + 50))
 	else want_s=$((s0 + 50)) want_d=$d0; fi
-	for i in $(seq 1 200); do
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		[ "$(sink_udp_packets)" -eq "$want_s" ] &&
 			[ "$(dropped)" -eq "$want_d" ] && return 0
 		sleep 0.05

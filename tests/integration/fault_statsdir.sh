@@ -36,11 +36,12 @@ in_mnt() { nsenter -t "$NFQD_PID" -m -r "$@"; }
 failures() { grep -c "stats: cannot write $SD/stats" "$TMP/nfqd.log"; }
 recoveries() { grep -c "stats: writing $SD/stats again" "$TMP/nfqd.log"; }
 
-# Wait (15 s at most) until the stats file, as nfqd sees it, counts
-# every packet nfqd has judged (column 10).
+# Wait ($WAIT_SECONDS s at most) until the stats file, as nfqd sees it,
+# counts every packet nfqd has judged (column 10).
 wait_stats_current() {
-	local i want got
-	for i in $(seq 1 150); do
+	local end want got
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		want=$(nq packets)
 		got=$(in_mnt awk '{ print $10 }' "$SD/stats" 2>/dev/null)
 		[ "$got" = "$want" ] && return 0
@@ -49,10 +50,11 @@ wait_stats_current() {
 	fail "$1: the stats file says ${got:-nothing}, nfqd judged $want"
 }
 
-# Wait (15 s at most) until command $1 prints $2.
+# Wait ($WAIT_SECONDS s at most) until command $1 prints $2.
 wait_for() {
-	local i
-	for i in $(seq 1 150); do
+	local end
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		[ "$($1)" = "$2" ] && return 0
 		sleep 0.1
 	done

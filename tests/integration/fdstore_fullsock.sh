@@ -39,14 +39,17 @@ mgr=$!
 bg_pid $mgr
 main_pid() { cat "$TMP/fs/main.pid" 2>/dev/null; }
 wait_ready() {
-	for i in $(seq 1 300); do
+	local end
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		[ -n "$1" ] && grep -q "^[0-9.]* $1 .*READY=1" "$TMP/fs/notify.log" 2>/dev/null && return 0
 		kill -0 $mgr 2>/dev/null || fail "fake_systemd exited"
 		sleep 0.05
 	done
 	fail "no READY=1 from '$1': $(tail -5 "$TMP/fs/notify.log")"
 }
-for i in $(seq 1 200); do [ -n "$(main_pid)" ] && break; sleep 0.05; done
+end=$(deadline "$WAIT_SECONDS")
+while [ -z "$(main_pid)" ] && before "$end"; do sleep 0.05; done
 wait_ready "$(main_pid)"
 
 # Fill the socket while nfqd cannot read.
@@ -59,7 +62,8 @@ fill() {
 fill
 old=$(main_pid)
 kill -KILL "$old"
-for i in $(seq 1 200); do
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
 	[ -n "$(main_pid)" ] && [ "$(main_pid)" != "$old" ] && break
 	sleep 0.05
 done
@@ -67,8 +71,8 @@ wait_ready "$(main_pid)"
 grep -q "exited 256" "$TMP/fs/notify.log" && fail "an nfqd exited 1: $(cat "$TMP/nfqd.log")"
 grep -q "adopted the socket" "$TMP/nfqd.log" || fail "queue 0 not adopted: $(cat "$TMP/nfqd.log")"
 # Everything the kernel queued is judged.
-for i in $(seq 1 100); do
-	[ "$(kqueue_field "$NS_B" 0 3)" = 0 ] && break
+end=$(deadline "$WAIT_SECONDS")
+while [ "$(kqueue_field "$NS_B" 0 3)" != 0 ] && before "$end"; do
 	sleep 0.1
 done
 line=$(kqueue_line "$NS_B" 0)
@@ -85,7 +89,17 @@ fill
 write_conf 512 >/dev/null
 in_b "$NFQD_CTL" -s "$TMP/nfqd.sock" reload >"$TMP/reload.out" 2>&1 &
 rpid=$!
-sleep 0.5
+bg_pid $rpid
+# The request waits for the stopped nfqd: its connection in the control
+# socket's backlog (the listening socket's Recv-Q).
+backlog() {
+	in_b ss -xlH | awk -v s="$TMP/nfqd.sock" '$5 == s { print $3 }'
+}
+end=$(deadline "$WAIT_SECONDS")
+while [ "$(backlog)" != 1 ] && before "$end"; do
+	sleep 0.05
+done
+[ "$(backlog)" = 1 ] || fail "nfqd-ctl reload did not connect to the stopped nfqd"
 kill -CONT "$(main_pid)"
 wait $rpid || fail "reload on a full socket failed: $(cat "$TMP/reload.out")"
 log "reload on a full socket: $(cat "$TMP/reload.out")"

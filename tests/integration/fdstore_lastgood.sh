@@ -44,7 +44,9 @@ bg_pid $mgr
 main_pid() { cat "$TMP/fs/main.pid" 2>/dev/null; }
 # Wait until the service with pid $1 has sent READY=1.
 wait_ready() {
-	for i in $(seq 1 200); do
+	local end
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		grep -q "^[0-9.]* $1 .*READY=1" "$TMP/fs/notify.log" 2>/dev/null && return 0
 		kill -0 $mgr 2>/dev/null || fail "fake_systemd exited"
 		sleep 0.05
@@ -53,10 +55,11 @@ wait_ready() {
 }
 # Kill the service with signal $1, wait for the next one to be ready.
 restart_with() {
-	local old
+	local old end
 	old=$(main_pid)
 	kill -"$1" "$old"
-	for i in $(seq 1 200); do
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		[ -n "$(main_pid)" ] && [ "$(main_pid)" != "$old" ] && break
 		sleep 0.05
 	done
@@ -73,8 +76,8 @@ delivered_of_20() {
 	wait_sink_udp $((before + 1)) >/dev/null
 	echo $(( $(sink_udp_packets) - before - 1 ))
 }
-for i in $(seq 1 200); do
-	[ -n "$(main_pid)" ] && break
+end=$(deadline "$WAIT_SECONDS")
+while [ -z "$(main_pid)" ] && before "$end"; do
 	sleep 0.05
 done
 wait_ready "$(main_pid)"

@@ -26,13 +26,14 @@ ip netns exec "$NS_B" "$TOP_SRCDIR/tests/integration/fake_systemd.py" "$TMP/fs" 
 	--orphans 0:100 -- "$NFQD" -c "$conf" >"$TMP/nfqd.log" 2>&1 &
 mgr=$!
 bg_pid $mgr
-for i in $(seq 1 100); do
-	[ -e "$TMP/fs/orphans.bound" ] && break
+end=$(deadline "$WAIT_SECONDS")
+while [ ! -e "$TMP/fs/orphans.bound" ] && before "$end"; do
 	sleep 0.05
 done
 [ -e "$TMP/fs/orphans.bound" ] || fail "fake_systemd did not bind queue 0"
 send_udp "$NS_A" 192.0.2.2 300
-for i in $(seq 1 100); do
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
 	[ "$(marked)" = 300 ] && [ "$(kqueue_field "$NS_B" 0 3)" = 0 ] && break
 	sleep 0.05
 done

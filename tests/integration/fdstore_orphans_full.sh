@@ -29,14 +29,14 @@ ip netns exec "$NS_B" "$TOP_SRCDIR/tests/integration/fake_systemd.py" "$TMP/fs" 
 	-- "$NFQD" -c "$conf" >"$TMP/nfqd.log" 2>&1 &
 mgr=$!
 bg_pid $mgr
-for i in $(seq 1 100); do
-	[ -e "$TMP/fs/orphans.bound" ] && break
+end=$(deadline "$WAIT_SECONDS")
+while [ ! -e "$TMP/fs/orphans.bound" ] && before "$end"; do
 	sleep 0.05
 done
 [ -e "$TMP/fs/orphans.bound" ] || fail "fake_systemd did not bind queue 0"
 send_udp "$NS_A" 192.0.2.2 10 -q
-for i in $(seq 1 100); do
-	[ -e "$TMP/fs/orphans.read" ] && break
+end=$(deadline "$WAIT_SECONDS")
+while [ ! -e "$TMP/fs/orphans.read" ] && before "$end"; do
 	sleep 0.05
 done
 [ -e "$TMP/fs/orphans.read" ] || fail "fake_systemd did not read the 10 orphans"
@@ -49,7 +49,8 @@ log "before adoption: kernel holds $held, $failed deliveries failed, id_sequence
 [ "$failed" -ge 10 ] || fail "only $failed failed deliveries: the socket buffer did not fill"
 [ "$held" -gt 10 ] || fail "nothing waits in the socket besides the orphans: $held held"
 touch "$TMP/go"
-for i in $(seq 1 200); do
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
 	[ "$(marked)" = "$held" ] && [ "$(kqueue_field "$NS_B" 0 3)" = 0 ] && break
 	sleep 0.05
 done

@@ -21,8 +21,8 @@ ip netns exec "$NS_B" "$TOP_SRCDIR/tests/integration/fake_systemd.py" "$TMP/fs" 
 	"$NFQD" "$conf" >"$TMP/nfqd.log" 2>&1 &
 mgr=$!
 bg_pid $mgr
-for i in $(seq 1 100); do
-	[ -e "$TMP/fs/orphans.bound" ] && break
+end=$(deadline "$WAIT_SECONDS")
+while [ ! -e "$TMP/fs/orphans.bound" ] && before "$end"; do
 	sleep 0.05
 done
 [ -e "$TMP/fs/orphans.bound" ] || fail "fake_systemd did not bind queue 0"
@@ -31,7 +31,8 @@ stat() {
 	"$NFQD_CTL" -s "$TMP/nfqd.sock" -j stats 2>/dev/null | python3 -c \
 		"import json,sys; print(json.load(sys.stdin)['queues'][0]['$1'])" 2>/dev/null
 }
-for i in $(seq 1 200); do
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
 	[ "$(stat packets)" = 300 ] && [ "$(kqueue_field "$NS_B" 0 3)" = 0 ] && break
 	sleep 0.05
 done

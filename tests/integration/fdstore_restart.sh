@@ -20,7 +20,12 @@ in_b nft insert rule inet nfqdsink in meta mark 0x10 counter comment marked \
 marked() {
 	in_b nft list chain inet nfqdsink in | awk '/marked/ { for (i = 1; i <= NF; i++) if ($i == "packets") print $(i + 1) }'
 }
-conf=$( (flood_options; echo 'hook input { udp dport 9 mark set 0x10 accept; }') \
+# The test needs CPU for nfqd: a restart on a loaded machine can leave a
+# queue unread for seconds while the flood goes on. Each queue has room
+# for all of the 150,000 packets the flood sends it (queue-maxlen 262144,
+# rcvbuf 256M for their messages of about 1 KiB, kernel memory only while
+# nothing reads), so a slow restart delays packets but loses none.
+conf=$( (flood_options 2 262144 256M; echo 'hook input { udp dport 9 mark set 0x10 accept; }') \
 	| conf_file nfqd.conf)
 mkdir "$TMP/fs"
 # Not through in_b: a function in the background is a subshell, and
@@ -33,7 +38,9 @@ wait_bound "$NS_B" 0 1
 main_pid() { cat "$TMP/fs/main.pid"; }
 # Wait until the service with pid $1 has sent READY=1.
 wait_ready() {
-	for i in $(seq 1 200); do
+	local end
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		grep -q "^[0-9.]* $1 .*READY=1" "$TMP/fs/notify.log" 2>/dev/null && return 0
 		kill -0 $mgr 2>/dev/null || fail "fake_systemd exited"
 		sleep 0.05
@@ -52,11 +59,22 @@ gen="$TOP_BUILDDIR/tests/bench/nfqd-gen"
 ip netns exec "$NS_A" "$gen" -d 192.0.2.2 -n $total -r 30000 -S "$srcs" -q &
 genpid=$!
 bg_pid $genpid
+# Packets the kernel queued on queues 0 and 1 so far.
+queued() {
+	echo $(( $(kqueue_field "$NS_B" 0 8) + $(kqueue_field "$NS_B" 1 8) ))
+}
+# Each restart comes 45,000 packets (1.5 s of the flood) after the last,
+# counted, not timed: a loaded machine may feed the generator late.
 for sig in KILL TERM KILL; do
-	sleep 1.5
+	want=$(( $(queued) + 45000 ))
+	end=$(deadline "$WAIT_SECONDS")
+	while [ "$(queued)" -lt $want ] && before "$end"; do
+		sleep 0.1
+	done
 	old=$(main_pid)
 	kill -$sig "$old"
-	for i in $(seq 1 200); do
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		[ "$(main_pid)" != "$old" ] && break
 		sleep 0.05
 	done
@@ -67,7 +85,8 @@ done
 wait $genpid || fail "generator failed"
 # Everything through: nothing waiting, the sink stable.
 prev=
-for i in $(seq 1 100); do
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
 	now=$(sink_udp_packets)
 	waiting=$(kqueue_field "$NS_B" 0 3)$(kqueue_field "$NS_B" 1 3)
 	[ "$now" = "$prev" ] && [ "$waiting" = 00 ] && break
@@ -109,7 +128,8 @@ wait_bound "$NS_B" 0 1
 write_conf 1
 old=$(main_pid)
 kill -KILL "$old"
-for i in $(seq 1 200); do
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
 	[ "$(main_pid)" != "$old" ] && break
 	sleep 0.05
 done

@@ -151,9 +151,10 @@ arrived() {
 		}'
 }
 
-# Every frame judged: the last kind sent has arrived (10 s at most).
-for i in $(seq 1 100); do
-	[ "$(arrived 2001:db8::33)" = "$N" ] && break
+# Every frame judged: the last kind sent has arrived ($WAIT_SECONDS s
+# at most).
+end=$(deadline "$WAIT_SECONDS")
+while [ "$(arrived 2001:db8::33)" != "$N" ] && before "$end"; do
 	sleep 0.1
 done
 for s in 192.0.2.31 192.0.2.32 192.0.2.33 2001:db8::31 2001:db8::32 \

@@ -33,10 +33,7 @@ rule_hits() {
 start_nfqd "$NS_B" "$conf"
 wait_bound "$NS_B" 0
 send_udp "$NS_A" 192.0.2.2 5
-for i in $(seq 1 100); do
-	[ "$(sink_udp_packets)" = 5 ] && break
-	sleep 0.05
-done
+wait_sink_udp 5 >/dev/null
 [ "$(sink_udp_packets)" = 5 ] || fail "packets on vb did not pass: sink $(sink_udp_packets)"
 [ "$(rule_hits)" = 0 ] || fail "the iifname rule matched before the rename"
 
@@ -56,17 +53,17 @@ in_b ip link set vbnew up
 in_b ip neigh replace 192.0.2.1 lladdr "$mac_a" dev vbnew nud permanent
 # The link is up once the kernel announced it (linkwatch): from then on no
 # notification about vbnew is due.
-for i in $(seq 1 100); do
-	[ "$(in_b cat /sys/class/net/vbnew/operstate)" = up ] && break
+end=$(deadline "$WAIT_SECONDS")
+while [ "$(in_b cat /sys/class/net/vbnew/operstate)" != up ] && before "$end"; do
 	sleep 0.05
 done
 [ "$(in_b cat /sys/class/net/vbnew/operstate)" = up ] || fail "vbnew not up"
 kill -CONT "$NFQD_PID"
 
-# The rule must start matching (within 20 s): packets from now on are
-# dropped.
-end=$((SECONDS + 20))
-while [ $SECONDS -lt $end ]; do
+# The rule must start matching (within $WAIT_SECONDS s): packets from
+# now on are dropped.
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
 	send_udp "$NS_A" 192.0.2.2 1
 	[ "$(rule_hits)" -gt 0 ] 2>/dev/null && break
 	sleep 0.1
@@ -75,8 +72,8 @@ done
 before=$(sink_udp_packets)
 hits=$(rule_hits)
 send_udp "$NS_A" 192.0.2.2 10
-for i in $(seq 1 100); do
-	[ "$(rule_hits)" -ge $((hits + 10)) ] && break
+end=$(deadline "$WAIT_SECONDS")
+while [ "$(rule_hits)" -lt $((hits + 10)) ] && before "$end"; do
 	sleep 0.05
 done
 [ "$(rule_hits)" -ge $((hits + 10)) ] || fail "the rule matched $(( $(rule_hits) - hits )) of 10"

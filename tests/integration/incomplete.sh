@@ -133,10 +133,11 @@ arrived() {
 		}'
 }
 
-# Wait (10 s at most) until the sink counted $2 packets from $1.
+# Wait ($WAIT_SECONDS s at most) until the sink counted $2 packets from $1.
 wait_arrived() {
-	local i v=
-	for i in $(seq 1 100); do
+	local end v=
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		v=$(arrived "$1")
 		[ "$v" = "$2" ] && return 0
 		sleep 0.1

@@ -81,8 +81,8 @@ log "reload: $(cat "$TMP/reload.err")"
 # A reload by SIGHUP logs the same warning.
 printf 'hook output { udp dport 6102 drop; }\n' | write_conf
 kill -HUP "$NFQD_PID"
-for i in $(seq 1 100); do
-	grep -q "warning: reload: hook output: .*nfqd-rules install" "$TMP/nfqd.log" && break
+end=$(deadline "$WAIT_SECONDS")
+until grep -q "warning: reload: hook output: .*nfqd-rules install" "$TMP/nfqd.log" || ! before "$end"; do
 	sleep 0.05
 done
 grep -q "warning: reload: hook output: .*nfqd-rules install" "$TMP/nfqd.log" \
@@ -101,8 +101,8 @@ ctl -j reload >"$TMP/reload2.json" 2>"$TMP/reload2.err" || fail "reload"
 json_check "$TMP/reload2.json" 'assert d["warnings"] == [], d' || fail "warnings after install"
 [ ! -s "$TMP/reload2.err" ] || fail "stderr after install: $(cat "$TMP/reload2.err")"
 in_b "$TOP_BUILDDIR/tests/bench/nfqd-gen" -q -d 192.0.2.1 -n 3 -p 6101 || fail "generator"
-for i in $(seq 1 50); do
-	[ "$(hook_field output last_packet)" != null ] && break
+end=$(deadline "$WAIT_SECONDS")
+while [ "$(hook_field output last_packet)" = null ] && before "$end"; do
 	sleep 0.1
 done
 [ "$(hook_field output last_packet)" != null ] || fail "output packets not seen"
@@ -115,8 +115,8 @@ in_b env NFQD="$NFQD" "$NFQD_RULES" -4 -c "$TMP/nfqd.conf" remove || fail "nfqd-
 start_nfqd "$NS_B" "$TMP/nfqd.conf"
 wait_bound "$NS_B" 0
 wait_file "$SOCK"
-for i in $(seq 1 100); do
-	grep -q "warning: start: hook input: no kernel rule" "$TMP/nfqd.log" && break
+end=$(deadline "$WAIT_SECONDS")
+until grep -q "warning: start: hook input: no kernel rule" "$TMP/nfqd.log" || ! before "$end"; do
 	sleep 0.05
 done
 grep -q "warning: start: hook input: no kernel rule" "$TMP/nfqd.log" \

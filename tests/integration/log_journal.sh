@@ -29,8 +29,8 @@ run() {
 	JOURNAL_STREAM=$js start_nfqd "$NS_B" "$conf" -d
 	wait_bound "$NS_B" 0
 	send_udp "$NS_A" 192.0.2.2 5
-	for i in $(seq 1 100); do
-		grep -q "jr hook input" "$TMP/nfqd.log" && break
+	end=$(deadline "$WAIT_SECONDS")
+	until grep -q "jr hook input" "$TMP/nfqd.log" || ! before "$end"; do
 		sleep 0.05
 	done
 	# A failed reload logs errors.
@@ -38,8 +38,8 @@ run() {
 	cp "$conf" "$TMP/good.conf"
 	cp "$TMP/bad.conf" "$conf"
 	kill -HUP "$NFQD_PID"
-	for i in $(seq 1 100); do
-		grep -q "reload failed" "$TMP/nfqd.log" && break
+	end=$(deadline "$WAIT_SECONDS")
+	until grep -q "reload failed" "$TMP/nfqd.log" || ! before "$end"; do
 		sleep 0.05
 	done
 	cp "$TMP/good.conf" "$conf"

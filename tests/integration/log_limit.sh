@@ -31,7 +31,8 @@ send_udp_to "$NS_A" 192.0.2.2 $N 9
 wait_stats_field "$TMP/stats" 0 10 $N
 # No more packets of that rule: the suppressed count must still come.
 sum=0
-for i in $(seq 1 100); do
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
 	lines=$(grep -c "lim hook input rule 1 .*SRC=192.0.2.1 .*DPT=9 " "$TMP/nfqd.log")
 	supp=$(sed -n 's/.*lim hook input rule 1 (.*): \([0-9]*\) messages suppressed$/\1/p' \
 		"$TMP/nfqd.log" | awk '{ s += $1 } END { print s + 0 }')
@@ -44,8 +45,8 @@ done
 bad=$(grep "lim hook input rule 1 .*DPT=9 " "$TMP/nfqd.log" | grep -v " VERDICT=drop$" | head -1)
 [ -z "$bad" ] || fail "a line without VERDICT=drop: $bad"
 send_udp_to "$NS_A" 192.0.2.2 1 10
-for i in $(seq 1 100); do
-	grep -q "hook input rule 2 .*DPT=10 .* VERDICT=accept$" "$TMP/nfqd.log" && break
+end=$(deadline "$WAIT_SECONDS")
+until grep -q "hook input rule 2 .*DPT=10 .* VERDICT=accept$" "$TMP/nfqd.log" || ! before "$end"; do
 	sleep 0.05
 done
 grep -q "hook input rule 2 .*DPT=10 .* VERDICT=accept$" "$TMP/nfqd.log" || fail "no accept line"

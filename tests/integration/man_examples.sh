@@ -78,11 +78,8 @@ EOF
 start_nfqd "$NS_B" "$conf"
 wait_bound "$NS_B" 0
 send_udp "$NS_A" 192.0.2.2 100 -p "$port"
-for i in $(seq 1 100); do
-	[ "$(sink_udp_packets)" = 100 ] && break
-	sleep 0.05
-done
-sleep 0.5	# a looping packet would keep coming back meanwhile
+wait_sink_udp 100 >/dev/null
+sleep 0.5	# not a wait: a looping packet would keep coming back meanwhile
 [ "$(sink_udp_packets)" = 100 ] || fail "the sink saw $(sink_udp_packets) of 100"
 stop_nfqd
 packets=$(final_counter packets)

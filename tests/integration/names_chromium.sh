@@ -73,10 +73,11 @@ rule_packets() {
 		inp && $1 == r { print $2; exit }'
 }
 
-# The server answers through nfqd (polling, 20 s at most).
-for i in $(seq 1 40); do
-	fetch www.allowed.test warm | grep -q page-from-b && break
-	[ "$i" = 40 ] && fail "no page for an allowed name: $(tail -5 "$TMP/chromium.log")"
+# The server answers through nfqd (polling, 60 s at most: a start of
+# chromium on a loaded machine takes seconds).
+end=$(deadline 60)
+until fetch www.allowed.test warm | grep -q page-from-b; do
+	before "$end" || fail "no page for an allowed name: $(tail -5 "$TMP/chromium.log")"
 	sleep 0.5
 done
 for round in 1 2; do

@@ -107,28 +107,36 @@ EOF
 start_nfqd "$NS_B" "$conf"
 wait_bound "$NS_B" 0
 
-# Wait for the servers (polling, 10 s at most).
-for i in $(seq 1 100); do
+# Wait for the servers (polling, $WAIT_SECONDS s at most).
+end=$(deadline "$WAIT_SECONDS")
+while :; do
 	in_a curl -sk -m 2 --resolve ok.test:443:192.0.2.2 \
 		https://ok.test/ >/dev/null 2>&1 &&
 	in_a curl -s -m 2 --resolve ok.test:80:192.0.2.2 \
 		http://ok.test/index.html >/dev/null 2>&1 &&
 	in_a kdig +short +time=1 +retry=0 @192.0.2.2 ok.test A 2>/dev/null |
 		grep -q 192.0.2.2 && break
-	[ "$i" = 100 ] && fail "servers not reachable through nfqd: $(cat "$TMP/nfqd.log")"
+	before "$end" || fail "servers not reachable through nfqd: $(cat "$TMP/nfqd.log")"
 	sleep 0.1
 done
 
-tls_ok() { in_a curl -sk -m 3 --resolve "$1:443:192.0.2.2" "https://$1/" >/dev/null 2>&1; }
-http_ok() { in_a curl -s -m 3 --resolve "$1:80:192.0.2.2" "http://$1/index.html" >/dev/null 2>&1; }
-dns_ok() { in_a kdig +short +time=2 +retry=0 ${2:-} @192.0.2.2 "$1" A 2>/dev/null | grep -q 192.0.2.2; }
+# Each client waits $T s: long for an allowed name (an answer is due,
+# and a loaded machine may keep nfqd or a server from the CPU for
+# seconds), short for a blocked one (no answer is due: nfqd dropped it).
+T_ALLOWED=$WAIT_SECONDS
+T_BLOCKED=3
+T=$T_ALLOWED
+tls_ok() { in_a curl -sk -m "$T" --resolve "$1:443:192.0.2.2" "https://$1/" >/dev/null 2>&1; }
+http_ok() { in_a curl -s -m "$T" --resolve "$1:80:192.0.2.2" "http://$1/index.html" >/dev/null 2>&1; }
+dns_ok() { in_a kdig +short +time="$T" +retry=0 ${2:-} @192.0.2.2 "$1" A 2>/dev/null | grep -q 192.0.2.2; }
 sclient_ok() {
-	echo | in_a timeout 5 openssl s_client -connect "192.0.2.2:$2" \
+	echo | in_a timeout $((T + 2)) openssl s_client -connect "192.0.2.2:$2" \
 		-servername "$1" >"$TMP/s_client.out" 2>&1
 	grep -q "BEGIN CERTIFICATE" "$TMP/s_client.out"
 }
 
 for round in 1 2; do
+	T=$T_ALLOWED
 	for n in ok.test www.allowed.test Exact.test.x blocked.test.com; do
 		tls_ok "$n" || fail "round $round: TLS to allowed $n failed"
 		http_ok "$n" || fail "round $round: HTTP to allowed $n failed"
@@ -136,6 +144,7 @@ for round in 1 2; do
 		dns_ok "$n" +tcp || fail "round $round: DNS (TCP) for allowed $n failed"
 		sclient_ok "$n" 443 || fail "round $round: s_client to allowed $n failed"
 	done
+	T=$T_BLOCKED
 	for n in blocked.test a.b.BLOCKED.test exact.test; do
 		tls_ok "$n" && fail "round $round: TLS to blocked $n connected"
 		http_ok "$n" && fail "round $round: HTTP to blocked $n connected"
@@ -145,7 +154,9 @@ for round in 1 2; do
 	done
 	log "round $round: allowed names connect, blocked ones do not"
 done
+T=$T_ALLOWED
 sclient_ok www.allowed.test 4433 || fail "s_client to s_server as www.allowed.test failed"
+T=$T_BLOCKED
 sclient_ok www.blocked.test 4433 && fail "s_client to s_server as www.blocked.test got a certificate"
 log "openssl s_client and s_server: allowed connects, blocked does not"
 stop_nfqd

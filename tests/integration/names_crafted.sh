@@ -195,7 +195,8 @@ import json, sys
 q = json.load(sys.stdin)["queues"][0]
 print(q["packets"], q["accepted"], q["dropped"], q["incomplete"])'
 }
-for i in $(seq 1 100); do
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
 	set -- $(counters)
 	[ "$1" -ge "$total" ] && break
 	sleep 0.1
@@ -253,7 +254,8 @@ set -- $(counters)
 p0=$1 a0=$2 d0=$3 i0=$4
 FLOOD=30000
 sent=$(in_a /usr/bin/python3 "$TMP/flood.py" "$mac" $FLOOD open) || fail "flood"
-for i in $(seq 1 300); do
+end=$(deadline 60)
+while before "$end"; do
 	set -- $(counters)
 	[ "$1" -ge $((p0 + sent)) ] && break
 	sleep 0.1
@@ -281,7 +283,8 @@ fi
 set -- $(counters)
 p1=$1 a1=$2 d1=$3 i1=$4
 sent=$(in_a /usr/bin/python3 "$TMP/flood.py" "$mac" $FLOOD close) || fail "close"
-for i in $(seq 1 100); do
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
 	set -- $(counters)
 	[ "$1" -ge $((p1 + sent)) ] && break
 	sleep 0.1
@@ -294,14 +297,15 @@ log "ok: the $sent second halves of the first flows were all dropped, $(( $4 - i
 # come back to 0 (after the next packet's batch), and it keeps working.
 sed -i 's/flow-table-size 8192;/flow-table-size 4096;/' "$conf"
 "$NFQD_CTL" -s "$SOCK" reload >/dev/null || fail "reload failed"
-for i in $(seq 1 100); do
-	grep -q "flow table for names made anew" "$TMP/nfqd.log" && break
+end=$(deadline "$WAIT_SECONDS")
+until grep -q "flow table for names made anew" "$TMP/nfqd.log" || ! before "$end"; do
 	sleep 0.1
 done
 grep -q "flow table for names made anew" "$TMP/nfqd.log" ||
 	fail "no new flow table after the reload: $(tail -5 "$TMP/nfqd.log")"
 in_a /usr/bin/python3 "$TMP/send.py" "$mac" >/dev/null || fail "send.py again"
-for i in $(seq 1 100); do
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
 	set -- $(flows)
 	[ "$1" -le 4096 ] && [ "$1" -gt 0 ] && break
 	sleep 0.1

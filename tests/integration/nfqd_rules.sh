@@ -221,10 +221,12 @@ while True:
     n += len(b)
 print(n)
 ' "$1" "$2" >"$TMP/received" &
-	local server=$! i
+	local server=$! end
 	bg_pid $server
-	for i in $(seq 1 50); do
-		in_b ss -ltn | grep -q ":$2 " && break
+	end=$(deadline "$WAIT_SECONDS")
+	until in_b ss -ltn | grep -q ":$2 "; do
+		kill -0 $server 2>/dev/null || fail "the server on port $2 exited"
+		before "$end" || fail "the server on port $2 did not listen in $WAIT_SECONDS s"
 		sleep 0.1
 	done
 	in_a "$PY" -c '
@@ -256,7 +258,8 @@ s0=$(seen iptables 5002) h0=$(hits 3)
 got=$(transfer 192.0.2.2 5002 $BYTES)
 [ "$got" = $BYTES ] || fail "port 5002: B received $got of $BYTES bytes"
 # The last ACKs may still be on their way: wait for the counts to agree.
-for i in $(seq 1 50); do
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
 	flow=$(($(seen iptables 5002) - s0)) judged5002=$(($(hits 3) - h0))
 	[ "$flow" -eq "$judged5002" ] && break
 	sleep 0.1

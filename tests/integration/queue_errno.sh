@@ -25,28 +25,25 @@ write_conf "0-0"
 ip netns exec "$NS_B" "$NFQD" -c "$TMP/nfqd.conf" >/dev/full 2>&1 &
 NFQD_PID=$!
 wait_bound "$NS_B" 0
-for i in $(seq 1 100); do
-	[ -S "$TMP/nfqd.sock" ] && break
+end=$(deadline "$WAIT_SECONDS")
+while [ ! -S "$TMP/nfqd.sock" ] && before "$end"; do
 	sleep 0.05
 done
 write_conf "0-1"
 
 # $1: the system call to fail, $2: its errno, $3: the text nfqd-ctl must show.
 refused() {
-	local out i
+	local out end
 	strace -qq -p "$NFQD_PID" -e trace="$1" -e inject="$1":error="$2":when=1 \
 		-o /dev/null &
 	local sp=$!
 	bg_pid $sp
-	for i in $(seq 1 100); do
-		grep -q 'TracerPid:[[:space:]]*[1-9]' "/proc/$NFQD_PID/status" && break
-		sleep 0.05
-	done
+	wait_traced "$NFQD_PID"
 	out=$(ctl reload 2>&1) && fail "reload with a failing $1 succeeded"
 	kill -INT $sp
 	wait $sp 2>/dev/null
-	for i in $(seq 1 100); do
-		grep -q 'TracerPid:[[:space:]]*0' "/proc/$NFQD_PID/status" && break
+	end=$(deadline "$WAIT_SECONDS")
+	until grep -q 'TracerPid:[[:space:]]*0' "/proc/$NFQD_PID/status" || ! before "$end"; do
 		sleep 0.05
 	done
 	log "$1 failing with $2: $out"

@@ -47,38 +47,35 @@ ctl() { in_b "$NFQD_CTL" -s "$TMP/nfqd.sock" "$@"; }
 stat() {
 	ctl -j stats | python3 -c "import json,sys; print(json.load(sys.stdin)['queues'][0]['$1'])"
 }
-traced() { grep -q 'TracerPid:[[:space:]]*[1-9]' "/proc/$1/status"; }
 
 # Flood port 11 with $1 packets at $2 per second, reload once $3 are
 # judged (with "$4" the thread to slow and how), wait for all. Sets
 # during (judged during the reload), inc (incomplete-verdicts), pass.
 reload_under_flood() {
-	local n0 n1 inc0 pass0 gen sp i
+	local n0 n1 inc0 pass0 gen sp end
 	n0=$(stat packets)
 	inc0=$(stat incomplete)
 	pass0=$(passed)
 	in_b "$TOP_BUILDDIR/tests/bench/nfqd-gen" -q -d 192.0.2.2 -n "$1" -p 11 -s 8000 -r "$2" &
 	gen=$!
 	bg_pid $gen
-	for i in $(seq 1 500); do
-		[ "$(stat packets)" -gt $((n0 + $3)) ] && break
+	end=$(deadline "$WAIT_SECONDS")
+	while [ "$(stat packets)" -le $((n0 + $3)) ] && before "$end"; do
 		sleep 0.01
 	done
 	# shellcheck disable=SC2086
 	strace -qq -p $4 -o /dev/null &
 	sp=$!
 	bg_pid $sp
-	for i in $(seq 1 100); do
-		traced "${4%% *}" && break
-		sleep 0.05
-	done
+	wait_traced "${4%% *}"
 	n1=$(stat packets)
 	ctl reload >/dev/null || fail "reload failed: $(tail -3 "$TMP/nfqd.log")"
 	during=$(( $(stat packets) - n1 ))
 	kill -INT $sp
 	wait $sp 2>/dev/null
 	wait $gen || fail "flood generator failed"
-	for i in $(seq 1 600); do
+	end=$(deadline 60)
+	while before "$end"; do
 		[ "$(stat packets)" -ge $((n0 + $1)) ] && [ "$(kqueue_field "$NS_B" 0 3)" = 0 ] && break
 		sleep 0.05
 	done
@@ -95,7 +92,8 @@ write_conf 65531 "udp dport 11 accept;"
 start_nfqd "$NS_B" "$TMP/nfqd.conf"
 wait_bound "$NS_B" 0
 worker=""
-for i in $(seq 1 100); do
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
 	for t in /proc/$NFQD_PID/task/*; do
 		[ "$(cat "$t/comm")" = nfqd-q0 ] && worker=${t##*/}
 	done

@@ -63,12 +63,13 @@ stat() {
 # Send $1 packets to port 11 from B (uid 0) and wait until nfqd judged
 # them all (with $2: only wait, $2 judged before they were sent).
 burst() {
-	local n0=${2:-} i
+	local n0=${2:-} end
 	if [ -z "$n0" ]; then
 		n0=$(judged)
 		send_udp "$NS_B" 192.0.2.1 "$1" -p 11
 	fi
-	for i in $(seq 1 200); do
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		[ "$(judged)" -ge $((n0 + $1)) ] && [ "$(kqueue_field "$NS_B" 0 3)" = 0 ] && return 0
 		sleep 0.05
 	done
@@ -80,7 +81,8 @@ start_nfqd "$NS_B" "$TMP/nfqd.conf"
 wait_bound "$NS_B" 0
 worker=""
 # The worker is named once it started, after the queue was bound.
-for i in $(seq 1 100); do
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
 	for t in /proc/$NFQD_PID/task/*; do
 		[ "$(cat "$t/comm")" = nfqd-q0 ] && worker=${t##*/}
 	done
@@ -152,18 +154,15 @@ reload_under_flood() {
 	in_b "$TOP_BUILDDIR/tests/bench/nfqd-gen" -q -d 192.0.2.1 -n 6000 -p 11 -r 3000 &
 	gen=$!
 	bg_pid $gen
-	for i in $(seq 1 300); do
-		[ "$(judged)" -gt $((n0 + 200)) ] && break
+	end=$(deadline "$WAIT_SECONDS")
+	while [ "$(judged)" -le $((n0 + 200)) ] && before "$end"; do
 		sleep 0.01
 	done
 	strace -qq -p "$NFQD_PID" -e trace=clock_nanosleep,nanosleep \
 		-e inject=clock_nanosleep,nanosleep:delay_exit=300000 -o /dev/null &
 	strace_pid=$!
 	bg_pid $strace_pid
-	for i in $(seq 1 100); do
-		grep -q 'TracerPid:[[:space:]]*[1-9]' "/proc/$NFQD_PID/status" && break
-		sleep 0.05
-	done
+	wait_traced "$NFQD_PID"
 	write_conf "$1"
 	n1=$(judged)
 	ctl reload >/dev/null || fail "reload to \"$1\" failed"

@@ -23,10 +23,11 @@ $1
 ${2:-}
 EOF2
 }
-# Wait (5 s at most) until the log has a line matching $1.
+# Wait ($WAIT_SECONDS s at most) until the log has a line matching $1.
 wait_log() {
-	local i
-	for i in $(seq 1 100); do
+	local end
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		grep -q "$1" "$TMP/nfqd.log" && return 0
 		sleep 0.05
 	done

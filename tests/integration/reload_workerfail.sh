@@ -21,7 +21,8 @@ ip netns exec "$NS_B" env LD_PRELOAD="$(san_preload "$TMP/threadfail.so")" THREA
 NFQD_PID=$!
 wait_bound "$NS_B" 0
 ctl() { "$NFQD_CTL" -s "$TMP/nfqd.sock" "$@"; }
-for i in $(seq 1 100); do ctl status >/dev/null 2>&1 && break; sleep 0.05; done
+end=$(deadline "$WAIT_SECONDS")
+until ctl status >/dev/null 2>&1 || ! before "$end"; do sleep 0.05; done
 write_conf 2
 touch "$TMP/fail"
 out=$(ctl reload 2>&1) && fail "reload succeeded although queue 1's worker could not start"

@@ -75,20 +75,22 @@ for fam, addr in ((socket.AF_INET, "192.0.2.2"), (socket.AF_INET6, "2001:db8::2"
 time.sleep(3600)
 ' &
 bg_pid $!
-# Both listening sockets, owned by 4242 (10 s at most).
-for i in $(seq 1 100); do
-	[ "$(in_b ss -Hltne 'sport = :8080' | grep -c 'uid:4242')" = 2 ] && break
-	[ $i = 100 ] && fail "the uid 4242 listener did not start"
+# Both listening sockets, owned by 4242 ($WAIT_SECONDS s at most).
+end=$(deadline "$WAIT_SECONDS")
+until [ "$(in_b ss -Hltne 'sport = :8080' | grep -c 'uid:4242')" = 2 ]; do
+	before "$end" || fail "the uid 4242 listener did not start"
 	sleep 0.1
 done
 
-# connect from A: "refused", "timeout" or "connected".
+# connect from A to $1 port $2, waiting $3 s: "refused", "timeout" or
+# "connected". An answer expected (the RST) is waited for long: nfqd
+# judges it, and a loaded machine may keep nfqd from the CPU for seconds.
 try_connect() {
 	in_a "$PY" -c '
 import socket, sys
 fam = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
 s = socket.socket(fam, socket.SOCK_STREAM)
-s.settimeout(1.5)
+s.settimeout(float(sys.argv[3]))
 try:
     s.connect((sys.argv[1], int(sys.argv[2])))
     print("connected")
@@ -96,7 +98,7 @@ except ConnectionRefusedError:
     print("refused")
 except (socket.timeout, TimeoutError):
     print("timeout")
-' "$1" "$2"
+' "$1" "$2" "$3"
 }
 
 # Counters of chain $2 of table $1 in namespace $3, in order.
@@ -106,10 +108,10 @@ counters() {
 }
 
 for dst in 192.0.2.2 2001:db8::2; do
-	r=$(try_connect "$dst" 8080)
+	r=$(try_connect "$dst" 8080 1.5)
 	log "connect to the uid 4242 listener at $dst: $r"
 	[ "$r" = timeout ] || fail "connect to $dst:8080: $r (the SYN-ACK passed)"
-	r=$(try_connect "$dst" 8081)
+	r=$(try_connect "$dst" 8081 "$WAIT_SECONDS")
 	log "connect to the closed port at $dst: $r"
 	[ "$r" = refused ] || fail "connect to $dst:8081: $r (the kernel RST did not pass)"
 done

@@ -29,7 +29,8 @@ start_nfqd "$NS_B" "$conf"
 wait_bound "$NS_B" 0
 send_udp "$NS_A" 192.0.2.2 7
 # Wait for a rewrite that counts the 7 packets (column 10).
-for i in $(seq 1 100); do
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
 	[ -f "$TMP/shared/stats" ] && [ "$(awk '{ print $10 }' "$TMP/shared/stats")" = 7 ] && break
 	sleep 0.1
 done

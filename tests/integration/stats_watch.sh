@@ -38,8 +38,9 @@ gen="$TOP_BUILDDIR/tests/bench/nfqd-gen"
 ) &
 bg_pid $!
 wait_stats_nonzero() {
-	local i
-	for i in $(seq 1 100); do
+	local end
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		[ "$(awk '$1 == 0 { print $10 }' "$TMP/stats" 2>/dev/null)" -gt 0 ] 2>/dev/null && return 0
 		sleep 0.1
 	done

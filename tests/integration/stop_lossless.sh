@@ -44,7 +44,7 @@ EOC
 # A stop with a backlog and a flood; sets SENT. The log of this run is
 # appended to $TMP/all.log.
 stop_round() {
-	local conf=$1 fpid
+	local conf=$1 fpid end
 	start_nfqd "$NS_B" "$conf"
 	wait_bound "$NS_B" 0
 	kill -STOP "$NFQD_PID"
@@ -52,8 +52,13 @@ stop_round() {
 	ip netns exec "$NS_A" "$gen" -d 192.0.2.2 -n $FLOOD -r $RATE -q &
 	fpid=$!
 	bg_pid $fpid
-	sleep 0.5
-	[ "$(kq 3)" -ge $BACKLOG ] || fail "backlog $(kq 3), expected $BACKLOG or more"
+	# The backlog and the flood under way in the kernel queue.
+	end=$(deadline "$WAIT_SECONDS")
+	while [ "$(kq 3)" -lt $((BACKLOG + RATE / 10)) ] && before "$end"; do
+		sleep 0.05
+	done
+	[ "$(kq 3)" -ge $((BACKLOG + RATE / 10)) ] ||
+		fail "backlog $(kq 3), expected $((BACKLOG + RATE / 10)) or more"
 	kill -TERM "$NFQD_PID"
 	kill -CONT "$NFQD_PID"
 	stop_nfqd
@@ -82,8 +87,9 @@ check_round() {
 
 # Wait until the sink counters stop moving (the last accepted packets).
 sink_settle() {
-	local i last= cur
-	for i in $(seq 1 100); do
+	local end last= cur
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		cur="$(sink_n 1) $(sink_n 2)"
 		[ "$cur" = "$last" ] && return 0
 		last=$cur

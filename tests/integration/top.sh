@@ -65,10 +65,12 @@ bg_pid "$($T display-message -p -t top '#{pid}')"
 screen() { $T capture-pane -p -t top >"$TMP/screen"; }
 alt_on() { $T display-message -p -t top '#{alternate_on}'; }
 
-# Wait (15 s at most) until check $2 holds on the captured screen.
+# Wait ($WAIT_SECONDS s at most) until check $2 holds on the captured
+# screen.
 wait_screen() {
-	local i
-	for i in $(seq 1 150); do
+	local end
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		screen
 		"$2" && return 0
 		sleep 0.1

@@ -28,8 +28,8 @@ ctl() { in_b "$NFQD_CTL" -s "$TMP/run/nfqd.sock" "$@"; }
 write_conf nobody
 start_nfqd "$NS_B" "$TMP/nfqd.conf"
 wait_bound "$NS_B" 0 1
-for i in $(seq 1 100); do
-	grep -q "running as user nobody" "$TMP/nfqd.log" && break
+end=$(deadline "$WAIT_SECONDS")
+until grep -q "running as user nobody" "$TMP/nfqd.log" || ! before "$end"; do
 	sleep 0.05
 done
 grep -q "running as user nobody" "$TMP/nfqd.log" || fail "no privilege drop logged"
@@ -50,8 +50,8 @@ send_udp "$NS_A" 192.0.2.2 100 -p 7 -q
 got=$(wait_sink_udp 1000)
 [ "$got" = 1000 ] || fail "sink saw $got, want 1000"
 ctl reload >/dev/null || fail "reload as nobody failed"
-for i in $(seq 1 40); do
-	awk '{ s += $10 } END { exit s == 1100 ? 0 : 1 }' "$TMP/run/stats" 2>/dev/null && break
+end=$(deadline "$WAIT_SECONDS")
+until awk '{ s += $10 } END { exit s == 1100 ? 0 : 1 }' "$TMP/run/stats" 2>/dev/null || ! before "$end"; do
 	sleep 0.1
 done
 awk '{ s += $10 } END { exit s == 1100 ? 0 : 1 }' "$TMP/run/stats" \

@@ -23,8 +23,8 @@ mgr=$!
 bg_pid $mgr
 wait_bound "$NS_B" 0 1
 pings() { grep -c 'WATCHDOG=1' "$TMP/fs/notify.log"; }
-for i in $(seq 1 100); do
-	[ "$(pings)" -ge 4 ] && break
+end=$(deadline "$WAIT_SECONDS")
+while [ "$(pings)" -lt 4 ] && before "$end"; do
 	sleep 0.05
 done
 [ "$(pings)" -ge 4 ] || fail "no steady WATCHDOG=1 while idle: $(cat "$TMP/fs/notify.log")"
@@ -44,7 +44,16 @@ bg_pid $gen
 wait $gen
 kill $st 2>/dev/null
 wait $st 2>/dev/null
-sleep 1.5
+# Pings resume once the worker moves again: wait for that line and for a
+# ping after it, which ends the longest gap.
+end=$(deadline "$WAIT_SECONDS")
+until grep -q 'every worker makes progress again' "$TMP/nfqd.log" || ! before "$end"; do
+	sleep 0.1
+done
+n=$(pings)
+while [ "$(pings)" -le "$n" ] && before "$end"; do
+	sleep 0.1
+done
 # The longest silence between two pings, in seconds.
 gap=$(awk '/WATCHDOG=1/ { if (t) { d = $1 - t; if (d > m) m = d } t = $1 }
 	END { printf "%.1f", m }' "$TMP/fs/notify.log")

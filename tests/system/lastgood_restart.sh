@@ -41,11 +41,12 @@ port_count() {
 # Send N datagrams to the blocked port 9 and one to port 7 (accepted) as
 # a marker; print how many of the N were delivered.
 delivered() {
-	local b9 b7 i
+	local b9 b7 end
 	b9=$(port_count 9) b7=$(port_count 7)
 	send_c "$N" 9
 	send_c 1 7
-	for i in $(seq 1 100); do
+	end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
 		[ "$(port_count 7)" -gt "$b7" ] && break
 		sleep 0.1
 	done

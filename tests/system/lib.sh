@@ -204,12 +204,13 @@ sys_init_pid() {
 
 # Boot the tree; wait until systemd has finished starting up.
 sys_boot() {
-	local i state
+	local end state
 
 	systemd-nspawn -q -D "$SYS_ROOT" --boot --register=no --keep-unit \
 		--private-network -M "$SYS_MACHINE" >"$TMP/console.log" 2>&1 &
 	NSPAWN_PID=$!
-	for i in $(seq 1 300); do
+	end=$(deadline 60)
+	while before "$end"; do
 		INIT_PID=$(sys_init_pid)
 		[ -n "$INIT_PID" ] && break
 		kill -0 "$NSPAWN_PID" 2>/dev/null \
@@ -218,7 +219,9 @@ sys_boot() {
 	done
 	[ -n "$INIT_PID" ] || fail "the container's init did not appear"
 	# is-system-running needs the system bus socket: wait for PID 1 first.
-	for i in $(seq 1 600); do
+	# A boot on a loaded machine takes a while: 180 s at most.
+	end=$(deadline 180)
+	while before "$end"; do
 		state=$(in_c systemctl is-system-running 2>/dev/null)
 		case $state in
 		running|degraded) break ;;
@@ -243,8 +246,8 @@ sys_shutdown() {
 
 	[ -n "$NSPAWN_PID" ] || return 0
 	kill -TERM "$NSPAWN_PID" 2>/dev/null
-	for i in $(seq 1 300); do
-		kill -0 "$NSPAWN_PID" 2>/dev/null || break
+	end=$(deadline 30)
+	while kill -0 "$NSPAWN_PID" 2>/dev/null && before "$end"; do
 		sleep 0.1
 	done
 	if kill -0 "$NSPAWN_PID" 2>/dev/null; then
@@ -285,9 +288,10 @@ generation() {
 # Wait (30 s at most) until nfqd.service is active with a main PID other
 # than $1 and answers nfqd-ctl.
 wait_active() {
-	local old=${1:-} i pid
+	local old=${1:-} end pid
 
-	for i in $(seq 1 300); do
+	end=$(deadline 30)
+	while before "$end"; do
 		pid=$(unit_prop MainPID)
 		if [ "$(unit_prop ActiveState)" = active ] && [ "$pid" != 0 ] \
 				&& [ "$pid" != "$old" ] && ctl_c status >/dev/null 2>&1; then
@@ -340,9 +344,10 @@ sink_counts() {
 
 # Wait (30 s at most) until the sink counts "$1".
 wait_sink() {
-	local i
+	local end
 
-	for i in $(seq 1 300); do
+	end=$(deadline 30)
+	while before "$end"; do
 		[ "$(sink_counts)" = "$1" ] && return 0
 		sleep 0.1
 	done
@@ -365,11 +370,11 @@ stats_sum() {
 # Reboot the container: an orderly power-off (its tree kept), then a boot
 # of the same tree in a new network namespace (no rule, no queue left).
 sys_reboot() {
-	local i
+	local end
 
 	kill -TERM "$NSPAWN_PID" 2>/dev/null
-	for i in $(seq 1 300); do
-		kill -0 "$NSPAWN_PID" 2>/dev/null || break
+	end=$(deadline 30)
+	while kill -0 "$NSPAWN_PID" 2>/dev/null && before "$end"; do
 		sleep 0.1
 	done
 	kill -0 "$NSPAWN_PID" 2>/dev/null && fail "the container did not power off in 30 s"

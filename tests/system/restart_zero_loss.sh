@@ -50,7 +50,13 @@ log "flood at $RATE packets/s; events: $EVENTS"
 sys_flood "$RATE" &
 gen=$!
 bg_pid "$gen"
-sleep "$GAP"
+# Both queues in the flood (a loaded machine starts it late), then GAP.
+end=$(deadline "$WAIT_SECONDS")
+while [ "$(in_c awk '$8 > 0' /proc/net/netfilter/nfnetlink_queue | wc -l)" != 2 ] &&
+	before "$end"; do
+	sleep 0.1
+done
+sleep "$GAP"	# not a wait: the flood's time before the first event
 [ "$(in_c awk '$8 > 0' /proc/net/netfilter/nfnetlink_queue | wc -l)" = 2 ] \
 	|| fail "the flood does not reach both queues:" \
 		"$(in_c cat /proc/net/netfilter/nfnetlink_queue)"
@@ -79,7 +85,8 @@ total=$(cat "$TMP/sent")
 # Let the last packets through (none left waiting for a verdict), then
 # count.
 prev=
-for i in $(seq 1 150); do
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
 	now=$(sink_counts)
 	waiting=$(in_c awk '{ s += $3 } END { print s + 0 }' \
 		/proc/net/netfilter/nfnetlink_queue)

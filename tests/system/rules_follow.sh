@@ -51,8 +51,9 @@ delivered() {
 send() { in_c nfqd-gen -d 127.0.0.1 -n "$2" -p "$1" -q || fail "generator"; }
 # Wait (30 s) until the sink saw $2 packets for port $1.
 wait_delivered() {
-	local i
-	for i in $(seq 1 300); do
+	local end
+	end=$(deadline 30)
+	while before "$end"; do
 		[ "$(delivered "$1")" = "$2" ] && return 0
 		sleep 0.1
 	done
@@ -133,7 +134,8 @@ wait_delivered 10 20
 ctl_c -j rules | grep -q '"packets": 20' || fail "no rule counted 20 hits: $(ctl_c rules)"
 log "after the reboot: rules back, port 9 0/20, port 6100 0/20, port 10 20/20 delivered"
 # The log statement's lines carry journal fields (native protocol).
-for i in $(seq 1 100); do
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
 	in_c journalctl -u nfqd NFQD_DPT=6100 --no-pager -o json >"$TMP/fields.json"
 	[ -s "$TMP/fields.json" ] && break
 	sleep 0.1
@@ -156,7 +158,8 @@ in_c systemctl start nfqd-prometheus.service
 [ "$(in_c systemctl show -P Result nfqd-prometheus.service)" = success ] \
 	|| fail "nfqd-prometheus.service: $(in_c systemctl status nfqd-prometheus --no-pager)"
 [ "$(in_c systemctl is-failed nfqd-prometheus.service)" != failed ] || fail "nfqd-prometheus.service failed"
-for i in $(seq 1 100); do	# the journal may take a moment
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do	# the journal may take a moment
 	in_c journalctl -u nfqd-prometheus --no-pager -o cat >"$TMP/promj"
 	grep -q "Skipped\|Finished\|Deactivated" "$TMP/promj" && break
 	sleep 0.1

@@ -94,7 +94,8 @@ wait "$gen" || fail "flood: $(cat "$TMP/sent")"
 sent=$(cat "$TMP/sent")
 
 prev=
-for i in $(seq 1 100); do
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
 	now=$(sink_counts)
 	[ "$now" = "$prev" ] && break
 	prev=$now

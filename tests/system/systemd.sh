@@ -73,8 +73,8 @@ sys_flood_setup
 send_c 2000 9
 send_c 500 7
 wait_sink "2000 0" || fail "sink (marked, unmarked): '$(sink_counts)'"
-for i in $(seq 1 200); do
-	[ "$(stats_sum 10)" = 2500 ] && break
+end=$(deadline "$WAIT_SECONDS")
+while [ "$(stats_sum 10)" != 2500 ] && before "$end"; do
 	sleep 0.1
 done
 stats=/run/nfqd/stats
@@ -109,9 +109,9 @@ log "reload (bad): systemctl reload failed, generation 2 kept, STATUS '$status'"
 
 # --- SIGHUP: the daemon's RELOADING=1 ... READY=1 alone
 in_c systemctl kill --kill-whom=main -s HUP nfqd || fail "systemctl kill -s HUP"
-for i in $(seq 1 300); do
-	in_c journalctl -u nfqd --no-pager -o cat \
-		| grep -q "reload failed: keeping generation 2" && break
+end=$(deadline "$WAIT_SECONDS")
+until in_c journalctl -u nfqd --no-pager -o cat \
+		| grep -q "reload failed: keeping generation 2" || ! before "$end"; do
 	sleep 0.1
 done
 [ "$(unit_prop ActiveState)" = active ] \
@@ -122,7 +122,8 @@ options { queues 2; }
 hook input { udp dport 9 mark set 0x10 accept; }
 EOF
 in_c systemctl kill --kill-whom=main -s HUP nfqd || fail "systemctl kill -s HUP"
-for i in $(seq 1 300); do
+end=$(deadline "$WAIT_SECONDS")
+while before "$end"; do
 	[ "$(generation)" = 3 ] && [ "$(unit_prop ActiveState)" = active ] && break
 	sleep 0.1
 done

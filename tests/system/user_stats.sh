@@ -25,8 +25,8 @@ send_c 1000
 wait_sink "1000 0" || fail "sink counts '$(sink_counts)', want '1000 0'"
 
 FAIL_RC=1	# the pending check
-for i in $(seq 1 200); do
-	[ "$(stats_sum 10)" = 1000 ] && break
+end=$(deadline "$WAIT_SECONDS")
+while [ "$(stats_sum 10)" != 1000 ] && before "$end"; do
 	sleep 0.1
 done
 [ "$(stats_sum 10)" = 1000 ] \
