@@ -32,10 +32,12 @@ sink() {
 srcs=$(add_sources)
 
 # The test needs CPU for nfqd (the shim slows its verdicts too): each
-# queue has room for the whole flood of 100,000 (queue-maxlen 131072,
+# queue has room for the whole flood of 60,000 (queue-maxlen 65536,
 # rcvbuf 128M), however the hash spreads it and however long a loaded
 # machine starves a worker; what is checked is the verdicts, not speed.
-conf=$({ flood_options 2 131072 128M; cat; } <<EOF | conf_file nfqd.conf
+# (A queue holds at most 65536 packets on kernels that keep a hash of
+# queued ids, whatever queue-maxlen says.)
+conf=$({ flood_options 2 65536 128M; cat; } <<EOF | conf_file nfqd.conf
 hook input {
 	udp dport 9-40 drop;
 	udp dport 41-72 accept;
@@ -54,7 +56,7 @@ run() {
 	local d0 a0
 	d0=$(sink 9-40)
 	a0=$(sink 41-72)
-	send_udp "$NS_A" 192.0.2.2 100000 -q -P 64 -S "$srcs" -r 100000
+	send_udp "$NS_A" 192.0.2.2 60000 -q -P 64 -S "$srcs" -r 60000
 	# Every packet answered: nothing waits in either kernel queue, and
 	# the sink stops moving.
 	local prev=x cur
@@ -78,7 +80,7 @@ run() {
 	dropped=$(final_counter dropped)
 	log "$label: $failed sends failed; nfqd: $packets packets, $accepted accepted, $dropped dropped; sink: $accepted_seen accepted, $dropped_seen of the dropped ports"
 	[ "$failed" -gt 0 ] || fail "$label: the shim failed no send"
-	[ "$packets" -gt 50000 ] || fail "$label: too few packets judged ($packets)"
+	[ "$packets" -gt 30000 ] || fail "$label: too few packets judged ($packets)"
 	[ "$dropped_seen" -eq 0 ] || fail "$label: $dropped_seen packets the policy drops reached the sink"
 	[ $((accepted + dropped)) -eq "$packets" ] || fail "$label: $packets packets but $accepted + $dropped verdicts"
 	[ "$accepted_seen" -eq "$accepted" ] || fail "$label: nfqd accepted $accepted, the sink saw $accepted_seen"
