@@ -83,6 +83,17 @@ check_round() {
 	grep -q "still queued" "$TMP/nfqd.log" \
 		&& fail "packets flushed at the unbind: $(grep 'still queued' "$TMP/nfqd.log")"
 	log "$1: judged after SIGTERM $judged, kernel id_sequence $idseq = received $recv, left 0"
+	JUDGED=$judged
+}
+
+# The stop reports at priority 2 when packets came during it: nfqd knows
+# that when it judged some after queue-maxlen 0 (and, with fail-open no,
+# from queue_dropped). Its workers may have judged the whole backlog
+# before the main thread took SIGTERM (a loaded machine runs them first
+# after SIGCONT): then nothing came during the stop, and an info line is
+# right.
+need_crit() {
+	[ "$JUDGED" -gt 0 ] || { log "$1: the backlog was judged before the stop began"; return 1; }
 }
 
 # Wait until the sink counters stop moving (the last accepted packets).
@@ -104,8 +115,10 @@ total=0
 for r in $(seq 1 "$ROUNDS"); do
 	stop_round "$conf"
 	check_round "fail-open yes, stop $r"
-	grep -q "<2>\|critical: queue 0: released" "$TMP/nfqd.log" \
-		|| fail "no critical line for the released queue"
+	if need_crit "fail-open yes, stop $r"; then
+		grep -q "<2>\|critical: queue 0: released" "$TMP/nfqd.log" \
+			|| fail "no critical line for the released queue"
+	fi
 	total=$((total + SENT))
 done
 sink_settle
@@ -128,8 +141,10 @@ for r in $(seq 1 "$ROUNDS"); do
 	stop_round "$conf"
 	check_round "fail-open no, stop $r"
 	dropped=$(sed -n 's/.*released: \([0-9]*\) packets arriving during the stop were dropped.*/\1/p' "$TMP/nfqd.log")
-	[ -n "$dropped" ] || fail "no critical line counting the packets dropped during the stop"
-	log "fail-open no, stop $r: $dropped arriving during the stop dropped by the kernel (queue_dropped)"
+	if need_crit "fail-open no, stop $r"; then
+		[ -n "$dropped" ] || fail "no critical line counting the packets dropped during the stop"
+	fi
+	log "fail-open no, stop $r: ${dropped:-0} arriving during the stop dropped by the kernel (queue_dropped)"
 done
 grep -q "still queued" "$TMP/all.log" && fail "packets flushed at an unbind"
 log "ok: $ROUNDS + $ROUNDS stops, no queued packet lost"
