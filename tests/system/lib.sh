@@ -280,6 +280,20 @@ ctl_c() { in_c "$NFQD_SBINDIR/nfqd-ctl" "$@"; }
 # A property of nfqd.service ("systemctl show -P").
 unit_prop() { in_c systemctl show -P "$1" nfqd; }
 
+# Wait (10 s at most) until the cgroup of the unit's last instance is
+# gone. systemd 252 in a container can fail a start that comes while
+# that cgroup is still being removed (status 219/CGROUP, "Failed to kill
+# control group ... Input/output error" in its journal), which says
+# nothing of nfqd; every start that follows a stop waits for it.
+sys_wait_cgroup_gone() {
+	local end
+	end=$(deadline 10)
+	while in_c test -d /sys/fs/cgroup/system.slice/nfqd.service &&
+		[ "$(unit_prop ActiveState)" != active ] && before "$end"; do
+		sleep 0.1
+	done
+}
+
 # The policy generation that nfqd-ctl reports.
 generation() {
 	ctl_c -j status | sed -n 's/.*"generation": *\([0-9]*\).*/\1/p'

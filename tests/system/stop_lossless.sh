@@ -53,12 +53,8 @@ NFT
 # ... Input/output error" in its journal), which says nothing of nfqd.
 # Such a start is logged and tried again, at most 3 times.
 start_unit() {
-	local end try
-	end=$(deadline 10)
-	while in_c test -d /sys/fs/cgroup/system.slice/nfqd.service &&
-		[ "$(unit_prop ActiveState)" = inactive ] && before "$end"; do
-		sleep 0.1
-	done
+	local try
+	sys_wait_cgroup_gone
 	for try in 1 2 3; do
 		in_c systemctl start nfqd && return 0
 		[ "$(unit_prop ExecMainStatus)" = 219 ] || return 1

@@ -148,12 +148,13 @@ log "stop: exit 0, queues unbound, /run/nfqd removed"
 sys_write_conf <<'EOF'
 hook input { tcp dport 99999 drop; }
 EOF
+sys_wait_cgroup_gone
 in_c systemctl start nfqd 2>/dev/null && fail "start succeeded with a bad config"
 sleep 1		# longer than RestartSec: a restart would have begun
 [ "$(unit_prop ActiveState)" = failed ] \
 	|| fail "state '$(unit_prop ActiveState)' after a bad start"
 [ "$(unit_prop NRestarts)" = 0 ] \
-	|| fail "restarted $(unit_prop NRestarts) times after a bad start"
+	|| fail "restarted $(unit_prop NRestarts) times after a bad start (main process status $(unit_prop ExecMainStatus))"
 in_c journalctl -u nfqd --no-pager -o cat | grep -q "$conf:1:24: port 99999" \
 	|| fail "the start error is not in the journal"
 log "start with a bad config: failed, not restarted, error in the journal"
@@ -170,6 +171,7 @@ options {
 hook input { udp dport 9 mark set 0x10 accept; }
 EOF
 in_c systemctl reset-failed nfqd
+sys_wait_cgroup_gone
 in_c systemctl start nfqd || fail "start with option user failed"
 wait_active
 pid=$(unit_prop MainPID)
