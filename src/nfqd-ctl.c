@@ -550,26 +550,36 @@ static int run_repeating(const struct opts *o, const struct command *c)
 	return ctl_top_run(&w);
 }
 
+/* The command O names; returns the exit status. */
+static int run(struct opts *o, int argc, char **argv)
+{
+	const struct command *c;
+	int ret;
+
+	ret = parse_args(o, argc, argv);
+	if (ret)
+		return ret > 0 ? 0 : CTL_EXIT_USAGE;
+	c = find_command(o);
+	if (!c)
+		return CTL_EXIT_USAGE;
+	if (!strcmp(c->name, "set"))
+		return ctl_set_run(o->socket, o->json, o->words, o->n_words);
+	if (!c->render || (o->cmd_opts & OPT_WATCH))
+		return run_repeating(o, c);
+	if (o->cmd_opts & OPT_PROMETHEUS)
+		return run_prometheus(o);
+	return run_once(o, c);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { .socket = NFQD_DEFAULT_SOCKET };
-	const struct command *c;
 	int ret;
 
 	o.words = calloc((size_t)argc + 1, sizeof(*o.words));
 	if (!o.words)
 		return CTL_EXIT_DAEMON;
-	ret = parse_args(&o, argc, argv);
-	if (ret)
-		return ret > 0 ? 0 : CTL_EXIT_USAGE;
-	c = find_command(&o);
-	if (!c)
-		return CTL_EXIT_USAGE;
-	if (!strcmp(c->name, "set"))
-		return ctl_set_run(o.socket, o.json, o.words, o.n_words);
-	if (!c->render || (o.cmd_opts & OPT_WATCH))
-		return run_repeating(&o, c);
-	if (o.cmd_opts & OPT_PROMETHEUS)
-		return run_prometheus(&o);
-	return run_once(&o, c);
+	ret = run(&o, argc, argv);
+	free(o.words);
+	return ret;
 }
