@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Install what nfqd needs to build, run its tests, its demo and its benchmark
 # (make bench) on Debian (bookworm or later), as root. Installs only what is
-# missing.
+# missing. git: the docs test reads which files a checkout tracks.
 set -eu
 
 PKGS="build-essential autoconf automake libtool pkg-config flex bison
 libmnl-dev libnetfilter-queue-dev liburcu-dev libev-dev libjansson-dev
 libsystemd-dev libcap-ng-dev libncurses-dev libcmocka-dev
 iproute2 iptables nftables iputils-ping socat python3 python3-scapy util-linux
-procps strace
+procps strace git
 systemd
 tmux prometheus bash-completion
 clang libclang-rt-dev
