@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigmem.h"
 #include "domset.h"
 #include "names.h"
 
@@ -40,10 +41,11 @@ void domset_free(struct domset *d)
 {
 	if (!d)
 		return;
-	free(d->hash);
-	free(d->slot);
-	free(d->arena);
-	free(d->filter);
+	bigmem_free(d->hash, d->cap * sizeof(*d->hash));
+	bigmem_free(d->slot, d->cap * sizeof(*d->slot));
+	bigmem_free(d->arena, d->arena_cap);
+	if (d->filter)
+		bigmem_free(d->filter, (d->fmask + 1) * sizeof(*d->filter));
 	free(d);
 }
 
@@ -95,11 +97,11 @@ static int grow_table(struct domset *d)
 	struct domset nd = *d;
 
 	nd.cap = ncap;
-	nd.hash = calloc(ncap, sizeof(*nd.hash));
-	nd.slot = malloc(ncap * sizeof(*nd.slot));
+	nd.hash = bigmem_alloc(ncap * sizeof(*nd.hash));
+	nd.slot = bigmem_alloc(ncap * sizeof(*nd.slot));
 	if (!nd.hash || !nd.slot) {
-		free(nd.hash);
-		free(nd.slot);
+		bigmem_free(nd.hash, ncap * sizeof(*nd.hash));
+		bigmem_free(nd.slot, ncap * sizeof(*nd.slot));
 		return -ENOMEM;
 	}
 	for (i = 0; i < d->cap; i++) {
@@ -113,8 +115,8 @@ static int grow_table(struct domset *d)
 		nd.hash[j] = d->hash[i];
 		nd.slot[j] = d->slot[i];
 	}
-	free(d->hash);
-	free(d->slot);
+	bigmem_free(d->hash, d->cap * sizeof(*d->hash));
+	bigmem_free(d->slot, d->cap * sizeof(*d->slot));
 	*d = nd;
 	return 0;
 }
@@ -127,7 +129,7 @@ int domset_add(struct domset *d, const char *name, size_t len, unsigned flags)
 	if (!len || len > NAME_MAX_LEN || !(flags & (DOM_EXACT | DOM_BELOW)))
 		return -EINVAL;
 	if (d->filter) {	/* an add after domset_finish(): no filter */
-		free(d->filter);
+		bigmem_free(d->filter, (d->fmask + 1) * sizeof(*d->filter));
 		d->filter = NULL;
 	}
 	if (2 * (d->n + 1) > d->cap && grow_table(d))
@@ -145,7 +147,7 @@ int domset_add(struct domset *d, const char *name, size_t len, unsigned flags)
 			ncap = ARENA_MAX + 1;
 		if (d->used + len + 1 > ncap)
 			return -ENOMEM;		/* a gigabyte of names */
-		na = realloc(d->arena, ncap);
+		na = bigmem_resize(d->arena, d->arena_cap, ncap);
 		if (!na)
 			return -ENOMEM;
 		d->arena = na;
@@ -184,9 +186,10 @@ static void build_filter(struct domset *d)
 {
 	size_t words = d->cap / 16 ? d->cap / 16 : 1, i;	/* 4 bits a slot */
 
-	free(d->filter);
+	if (d->filter)
+		bigmem_free(d->filter, (d->fmask + 1) * sizeof(*d->filter));
 	d->fmask = words - 1;
-	d->filter = calloc(words, sizeof(*d->filter));
+	d->filter = bigmem_alloc(words * sizeof(*d->filter));
 	if (!d->filter)
 		return;		/* no filter: every probe goes to the table */
 	for (i = 0; i < d->cap; i++)
@@ -203,36 +206,67 @@ void domset_finish(struct domset *d)
 		build_filter(d);
 
 	if (d->used && d->used < d->arena_cap &&
-	    (na = realloc(d->arena, d->used))) {
+	    (na = bigmem_resize(d->arena, d->arena_cap, d->used))) {
 		d->arena = na;
 		d->arena_cap = d->used;
 	}
 }
 
+/* Most names have a few labels; a name has at most 127 (253 bytes). */
+#define SUFFIX_MAX 127
+
+/* The hash and start of every label suffix of NAME, shortest first. */
+static unsigned suffixes(const char *name, size_t len, uint64_t *h,
+			 size_t *at)
+{
+	uint64_t fnv = FNV_BASIS;
+	unsigned n = 0;
+	size_t i = len;
+
+	while (i) {
+		fnv = (fnv ^ (uint8_t)name[--i]) * FNV_PRIME;
+		if ((i == 0 || name[i - 1] == '.') && n < SUFFIX_MAX) {
+			h[n] = mix(fnv);
+			at[n++] = i;
+		}
+	}
+	return n;
+}
+
+/*
+ * Is NAME, or a name it is below, in the set? Each label suffix is one
+ * probe. The probes' memory is asked for all at once before any is read
+ * (the filter words, then the table slots of the suffixes the filter
+ * lets through), so their cache misses overlap instead of adding up.
+ */
 bool domset_match(const struct domset *d, const char *name, size_t len)
 {
-	uint64_t h = FNV_BASIS;
-	size_t i = len;
+	uint64_t h[SUFFIX_MAX];
+	size_t at[SUFFIX_MAX], mask = d->cap - 1;
+	unsigned n, k, live = 0;
 
 	if (!d->n || !len)
 		return false;
-	/* From the last byte back; at each label start, probe the suffix. */
-	while (i) {
-		h = (h ^ (uint8_t)name[--i]) * FNV_PRIME;
-		if (i == 0 || name[i - 1] == '.') {
-			uint64_t mh = mix(h);
-			size_t at;
-			unsigned f;
+	n = suffixes(name, len, h, at);
+	for (k = 0; d->filter && k < n; k++)
+		__builtin_prefetch(&d->filter[filter_word(d, h[k])]);
+	for (k = 0; k < n; k++) {
+		if (!filter_maybe(d, h[k]))
+			continue;
+		__builtin_prefetch(&d->hash[(size_t)h[k] & mask]);
+		__builtin_prefetch(&d->slot[(size_t)h[k] & mask]);
+		h[live] = h[k];
+		at[live++] = at[k];
+	}
+	for (k = 0; k < live; k++) {
+		size_t i = at[k], slot = find(d, h[k], name + i, len - i);
+		unsigned f;
 
-			if (!filter_maybe(d, mh))
-				continue;
-			at = find(d, mh, name + i, len - i);
-			if (!d->hash[at])
-				continue;
-			f = d->slot[at] >> OFF_BITS;
-			if (f & (i == 0 ? DOM_EXACT : DOM_BELOW))
-				return true;
-		}
+		if (!d->hash[slot])
+			continue;
+		f = d->slot[slot] >> OFF_BITS;
+		if (f & (i == 0 ? DOM_EXACT : DOM_BELOW))
+			return true;
 	}
 	return false;
 }

@@ -12,22 +12,25 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "bigmem.h"
 #include "flow.h"
 
 #define WAYS 8			/* flows a bucket holds */
 
 enum flow_state { FL_FREE, FL_GATHER, FL_DONE };
 
+/* What a packet of a settled flow reads (key, state, the answer's head
+ * and a short name) is in the first cache line. */
 struct flow {
 	uint8_t key[37];	/* proto, client addr+port, server addr+port */
 	uint8_t state;		/* enum flow_state */
 	bool dropped;
 	bool quic;
+	struct pkt_names names;	/* FL_DONE: the answer */
 	uint32_t isn;		/* TCP: the client's first data byte's seq */
 	uint32_t judged;	/* TCP: client bytes the name stands for */
 	uint8_t *mem;		/* FL_GATHER: the stream's buffers */
 	struct name_stream st;
-	struct pkt_names names;	/* FL_DONE: the answer */
 };
 
 struct flowtab {
@@ -72,13 +75,17 @@ struct flowtab *flowtab_new(size_t size, unsigned timeout_s,
 	if (getrandom(&t->seed, sizeof(t->seed), GRND_NONBLOCK) !=
 	    sizeof(t->seed))
 		t->seed = (uint64_t)(uintptr_t)t ^ 0x9e3779b97f4a7c15ull;
-	t->f = calloc(t->n_buckets * WAYS, sizeof(*t->f));
-	t->hs = calloc(t->n_buckets * WAYS, sizeof(*t->hs));
-	t->seen = calloc(t->n_buckets * WAYS, sizeof(*t->seen));
+	t->f = bigmem_alloc(t->n_buckets * WAYS * sizeof(*t->f));
+	t->hs = bigmem_alloc(t->n_buckets * WAYS * sizeof(*t->hs));
+	t->seen = bigmem_alloc(t->n_buckets * WAYS * sizeof(*t->seen));
 	if (!t->f || !t->hs || !t->seen) {
 		flowtab_free(t);
 		return NULL;
 	}
+	/* The whole bound now: no page fault waits on a packet later. */
+	bigmem_prefault(t->f, t->n_buckets * WAYS * sizeof(*t->f));
+	bigmem_prefault(t->hs, t->n_buckets * WAYS * sizeof(*t->hs));
+	bigmem_prefault(t->seen, t->n_buckets * WAYS * sizeof(*t->seen));
 	return t;
 }
 
@@ -103,6 +110,7 @@ static void flow_clear(struct flowtab *t, struct flow *f)
 	/* All but the name's bytes: they are written with its length. */
 	memset(f, 0, offsetof(struct flow, names.n.name));
 	f->names.n.name[0] = '\0';
+	memset(&f->isn, 0, sizeof(*f) - offsetof(struct flow, isn));
 	t->hs[slot_of(t, f)] = 0;
 	t->seen[slot_of(t, f)] = 0;
 }
@@ -113,9 +121,9 @@ void flowtab_free(struct flowtab *t)
 		return;
 	for (size_t i = 0; t->f && i < t->n_buckets * WAYS; i++)
 		free(t->f[i].mem);
-	free(t->f);
-	free(t->hs);
-	free(t->seen);
+	bigmem_free(t->f, t->n_buckets * WAYS * sizeof(*t->f));
+	bigmem_free(t->hs, t->n_buckets * WAYS * sizeof(*t->hs));
+	bigmem_free(t->seen, t->n_buckets * WAYS * sizeof(*t->seen));
 	free(t);
 }
 
@@ -246,10 +254,24 @@ static uint64_t hash_key(const struct flowtab *t, const uint8_t key[37])
 	return h ? h : 1;
 }
 
+/* The first slot of H's bucket: H scaled to the bucket count (no
+ * division on the packet path; the table's size need not be a power of
+ * two). */
+static size_t bucket_of(const struct flowtab *t, uint64_t h)
+{
+#ifdef __SIZEOF_INT128__
+	return (size_t)(((unsigned __int128)h * t->n_buckets) >> 64) * WAYS;
+#else
+	return (size_t)(h % t->n_buckets) * WAYS;
+#endif
+}
+
 static struct flow *lookup(struct flowtab *t, const uint8_t key[37],
 			   uint64_t h, uint64_t now)
 {
-	size_t b = (h % t->n_buckets) * WAYS;
+	size_t b = bucket_of(t, h);
+
+	__builtin_prefetch(&t->seen[b]);	/* read or written next */
 
 	for (unsigned i = 0; i < WAYS; i++) {
 		struct flow *f;
@@ -273,7 +295,7 @@ static struct flow *lookup(struct flowtab *t, const uint8_t key[37],
 static struct flow *insert(struct flowtab *t, const uint8_t key[37],
 			   uint64_t h, uint64_t now)
 {
-	size_t b = (h % t->n_buckets) * WAYS, v = b;
+	size_t b = bucket_of(t, h), v = b;
 	struct flow *f;
 
 	for (size_t i = b; i < b + WAYS; i++) {

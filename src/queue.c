@@ -341,6 +341,18 @@ static void decide(struct queue *q, uint32_t id, uint32_t len,
 	verdict_batch_add(&q->vb, id, d);
 }
 
+/* This worker's flow table, made (and its pages faulted in) on first
+ * need: at the worker's start when the policy has names, else at the
+ * first packet judged under a policy that has. */
+static void flows_make(struct queue *q)
+{
+	if (!q->flows)
+		q->flows = flowtab_new(q->params.flow_size,
+				       q->params.flow_timeout,
+				       q->params.dns_ports,
+				       q->params.n_dns_ports);
+}
+
 /* The packet's names from this worker's flow table (flow.h); a flow
  * dropped on its name stays dropped. */
 static void *flow_of(struct queue *q, struct pkt *p, struct pkt_names *n,
@@ -349,11 +361,7 @@ static void *flow_of(struct queue *q, struct pkt *p, struct pkt_names *n,
 	struct timespec ts;
 
 	*fate = FLOW_JUDGE;
-	if (!q->flows)
-		q->flows = flowtab_new(q->params.flow_size,
-				       q->params.flow_timeout,
-				       q->params.dns_ports,
-				       q->params.n_dns_ports);
+	flows_make(q);
 	if (!q->flows)
 		return NULL;	/* p->names NULL: names INCOMPLETE */
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
@@ -984,6 +992,10 @@ static void *worker_main(void *arg)
 	log_ring_attach(q->log);
 	ifcache_worker_start();
 	q->in_worker = true;
+	rcu_read_lock();
+	if (q->root && policy_has_names(registry_policy(q->root)))
+		flows_make(q);
+	rcu_read_unlock();
 	if (verdict_batch_pending(&q->vb))
 		send_verdicts(q);
 	ev_run(q->loop, 0);

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * bigmem.h - zeroed memory for large tables that the packet path reads at
+ * random (a domain set's hash table and names, a queue's flow table). It
+ * comes straight from mmap, asked for in transparent huge pages: a lookup
+ * in a table of tens of megabytes then costs a cache miss, not also a
+ * page-table walk (slow in a virtual machine). Where the kernel gives no
+ * huge pages the memory is ordinary pages, nothing else changes. Below
+ * a megabyte it is malloc memory (no mapping per small set).
+ */
+#ifndef NFQD_BIGMEM_H
+#define NFQD_BIGMEM_H
+
+#include <stddef.h>
+
+/* N zeroed bytes (N > 0), or NULL with errno set. */
+void *bigmem_alloc(size_t n);
+
+/* Grow or shrink P (OLD bytes from bigmem_alloc()) to NEW bytes, keeping
+ * the first min(OLD, NEW); bytes past OLD are zero. NULL with errno set
+ * and P untouched on failure. */
+void *bigmem_resize(void *p, size_t old, size_t new);
+
+/* Give back P (N bytes from bigmem_alloc() or bigmem_resize(): the size
+ * it was given, which tells which kind of memory it is); NULL is
+ * nothing. */
+void bigmem_free(void *p, size_t n);
+
+/* Fault in every page of P (N bytes) now, so that the packet path never
+ * waits for the kernel to zero a page. */
+void bigmem_prefault(void *p, size_t n);
+
+#endif

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * bigmem.c - huge-page backed memory for large tables (bigmem.h). Below
+ * BIG_MIN it is plain malloc memory: a policy of thousands of small name
+ * lists must not cost thousands of mappings.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "bigmem.h"
+
+#define BIG_MIN ((size_t)1 << 20)
+
+static bool big(size_t n)
+{
+	return n >= BIG_MIN;
+}
+
+/* Ask for huge pages; an error (no THP in this kernel) changes nothing. */
+static void want_huge(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, n, MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)n;
+#endif
+}
+
+void *bigmem_alloc(size_t n)
+{
+	void *p;
+
+	if (!n) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!big(n))
+		return calloc(1, n);
+	p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	want_huge(p, n);
+	return p;
+}
+
+void *bigmem_resize(void *p, size_t old, size_t new)
+{
+	void *np;
+
+	if (!new) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!p)
+		return bigmem_alloc(new);
+	if (big(old) && big(new)) {
+		np = mremap(p, old, new, MREMAP_MAYMOVE);
+		if (np == MAP_FAILED)
+			return NULL;
+		want_huge(np, new);
+		return np;
+	}
+	if (!big(old) && !big(new)) {
+		np = realloc(p, new);
+		if (np && new > old)
+			memset((char *)np + old, 0, new - old);
+		return np;
+	}
+	np = bigmem_alloc(new);	/* across BIG_MIN: another kind of memory */
+	if (!np)
+		return NULL;
+	memcpy(np, p, old < new ? old : new);
+	bigmem_free(p, old);
+	return np;
+}
+
+void bigmem_free(void *p, size_t n)
+{
+	if (!p)
+		return;
+	if (big(n))
+		munmap(p, n);
+	else
+		free(p);
+}
+
+void bigmem_prefault(void *p, size_t n)
+{
+	volatile char *c = p;
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t step = pg > 0 ? (size_t)pg : 4096;
+
+	for (size_t i = 0; i < n; i += step)
+		c[i] = 0;
+}
