@@ -132,6 +132,7 @@ own_child() {
 cleanup() {
 	local rc=$? p mine=
 	set +e
+	eval "${_AT_EXIT:-}"
 	for p in $NFQD_PID $_BG_PIDS; do
 		own_child "$p" && mine="$mine $p"
 	done
@@ -278,6 +279,12 @@ wait_traced() {
 
 # Remember a background PID for cleanup.
 bg_pid() { _BG_PIDS="$_BG_PIDS $1"; }
+
+# Run the shell command $1 when the test ends, before its children are
+# signalled: for a server that is no child of the test's shell (tmux's
+# server daemonizes), which cleanup would otherwise leave running.
+at_exit() { _AT_EXIT="${_AT_EXIT:-}$1
+"; }
 
 # Write a config file from stdin to $TMP/$1 and print its path. Stats and
 # control socket paths default into $TMP so tests never touch /run.

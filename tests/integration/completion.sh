@@ -117,7 +117,7 @@ T="tmux -S $TMP/tmux.sock"
 $T new-session -d -s comp -x 120 -y 20 \
 	"env BASH_COMPLETION_USER_DIR=$TMP/user PATH=$TMP/bin:$PATH PS1='comp\$ ' bash --norc --noprofile -i" \
 	|| fail "tmux new-session"
-bg_pid "$($T display-message -p -t comp '#{pid}')"
+at_exit "$T kill-server"
 # Wait ($WAIT_SECONDS s at most) until the pane has a line matching $1.
 pane_has() {
 	local end

@@ -57,11 +57,11 @@ gen="$TOP_BUILDDIR/tests/bench/nfqd-gen"
 ) &
 bg_pid $!
 
-# Our own tmux server; its pid is killed on exit with the test's others.
+# Our own tmux server, killed when the test ends.
 T="tmux -S $TMP/tmux.sock"
 $T new-session -d -s top -x 160 -y 40 "env PS1='prompt\$ ' sh" \
 	|| fail "tmux new-session"
-bg_pid "$($T display-message -p -t top '#{pid}')"
+at_exit "$T kill-server"
 screen() { $T capture-pane -p -t top >"$TMP/screen"; }
 alt_on() { $T display-message -p -t top '#{alternate_on}'; }
 
