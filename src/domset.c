@@ -32,6 +32,12 @@ struct domset {
 	size_t fmask;
 };
 
+/* The filter's size in bytes (fmask + 1 words). */
+static size_t filter_bytes(const struct domset *d)
+{
+	return (d->fmask + 1) * sizeof(*d->filter);
+}
+
 struct domset *domset_new(void)
 {
 	return calloc(1, sizeof(struct domset));
@@ -44,8 +50,7 @@ void domset_free(struct domset *d)
 	bigmem_free(d->hash, d->cap * sizeof(*d->hash));
 	bigmem_free(d->slot, d->cap * sizeof(*d->slot));
 	bigmem_free(d->arena, d->arena_cap);
-	if (d->filter)
-		bigmem_free(d->filter, (d->fmask + 1) * sizeof(*d->filter));
+	bigmem_free(d->filter, filter_bytes(d));
 	free(d);
 }
 
@@ -129,7 +134,7 @@ int domset_add(struct domset *d, const char *name, size_t len, unsigned flags)
 	if (!len || len > NAME_MAX_LEN || !(flags & (DOM_EXACT | DOM_BELOW)))
 		return -EINVAL;
 	if (d->filter) {	/* an add after domset_finish(): no filter */
-		bigmem_free(d->filter, (d->fmask + 1) * sizeof(*d->filter));
+		bigmem_free(d->filter, filter_bytes(d));
 		d->filter = NULL;
 	}
 	if (2 * (d->n + 1) > d->cap && grow_table(d))
@@ -186,8 +191,7 @@ static void build_filter(struct domset *d)
 {
 	size_t words = d->cap / 16 ? d->cap / 16 : 1, i;	/* 4 bits a slot */
 
-	if (d->filter)
-		bigmem_free(d->filter, (d->fmask + 1) * sizeof(*d->filter));
+	bigmem_free(d->filter, filter_bytes(d));
 	d->fmask = words - 1;
 	d->filter = bigmem_alloc(words * sizeof(*d->filter));
 	if (!d->filter)
@@ -279,7 +283,7 @@ size_t domset_count(const struct domset *d)
 size_t domset_bytes(const struct domset *d)
 {
 	return sizeof(*d) + d->cap * (sizeof(*d->hash) + sizeof(*d->slot)) +
-	       d->arena_cap + (d->filter ? (d->fmask + 1) * sizeof(uint64_t) : 0);
+	       d->arena_cap + (d->filter ? filter_bytes(d) : 0);
 }
 
 int domset_walk(const struct domset *d, domset_walk_fn fn, void *arg)

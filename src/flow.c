@@ -54,6 +54,12 @@ void flowtab_set_dns_ports(struct flowtab *t, const uint16_t *dns_ports,
 	t->n_dns = n_dns;
 }
 
+/* Flows the table holds. */
+static size_t slots(const struct flowtab *t)
+{
+	return t->n_buckets * WAYS;
+}
+
 static bool dns_port(const struct flowtab *t, uint16_t port)
 {
 	for (unsigned i = 0; i < t->n_dns; i++)
@@ -75,17 +81,17 @@ struct flowtab *flowtab_new(size_t size, unsigned timeout_s,
 	if (getrandom(&t->seed, sizeof(t->seed), GRND_NONBLOCK) !=
 	    sizeof(t->seed))
 		t->seed = (uint64_t)(uintptr_t)t ^ 0x9e3779b97f4a7c15ull;
-	t->f = bigmem_alloc(t->n_buckets * WAYS * sizeof(*t->f));
-	t->hs = bigmem_alloc(t->n_buckets * WAYS * sizeof(*t->hs));
-	t->seen = bigmem_alloc(t->n_buckets * WAYS * sizeof(*t->seen));
+	t->f = bigmem_alloc(slots(t) * sizeof(*t->f));
+	t->hs = bigmem_alloc(slots(t) * sizeof(*t->hs));
+	t->seen = bigmem_alloc(slots(t) * sizeof(*t->seen));
 	if (!t->f || !t->hs || !t->seen) {
 		flowtab_free(t);
 		return NULL;
 	}
 	/* The whole bound now: no page fault waits on a packet later. */
-	bigmem_prefault(t->f, t->n_buckets * WAYS * sizeof(*t->f));
-	bigmem_prefault(t->hs, t->n_buckets * WAYS * sizeof(*t->hs));
-	bigmem_prefault(t->seen, t->n_buckets * WAYS * sizeof(*t->seen));
+	bigmem_prefault(t->f, slots(t) * sizeof(*t->f));
+	bigmem_prefault(t->hs, slots(t) * sizeof(*t->hs));
+	bigmem_prefault(t->seen, slots(t) * sizeof(*t->seen));
 	return t;
 }
 
@@ -119,11 +125,11 @@ void flowtab_free(struct flowtab *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; t->f && i < t->n_buckets * WAYS; i++)
+	for (size_t i = 0; t->f && i < slots(t); i++)
 		free(t->f[i].mem);
-	bigmem_free(t->f, t->n_buckets * WAYS * sizeof(*t->f));
-	bigmem_free(t->hs, t->n_buckets * WAYS * sizeof(*t->hs));
-	bigmem_free(t->seen, t->n_buckets * WAYS * sizeof(*t->seen));
+	bigmem_free(t->f, slots(t) * sizeof(*t->f));
+	bigmem_free(t->hs, slots(t) * sizeof(*t->hs));
+	bigmem_free(t->seen, slots(t) * sizeof(*t->seen));
 	free(t);
 }
 
