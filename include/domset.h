@@ -4,7 +4,7 @@
  * the names below it ("*.example.com") or both (".example.com"). An
  * open-addressing table of 64-bit hashes with 32-bit offsets into a string
  * arena (about 25 bytes a name plus the name itself), and a Bloom filter
- * of about 1 byte a name in front of it; a lookup probes once per label
+ * of about 2 bytes a name in front of it; a lookup probes once per label
  * suffix of the name asked about, whatever the set's size, and most
  * probes of names not in the set end at the filter. Built once, then
  * read-only and safe to read from any number of threads.

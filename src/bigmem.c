@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -14,6 +15,7 @@
 #include "bigmem.h"
 
 #define BIG_MIN ((size_t)1 << 20)
+#define HUGE ((size_t)2 << 20)	/* a transparent huge page on x86-64 */
 
 /* Under AddressSanitizer every table is malloc memory, so that it checks
  * the tables' bounds too. */
@@ -46,6 +48,35 @@ static void want_huge(void *p, size_t n)
 #endif
 }
 
+/*
+ * N bytes of fresh mapping that start on a huge-page boundary, so that
+ * a table of 2 MB is one huge page, not two partial ones of small pages:
+ * HUGE more are mapped and the ends beyond the aligned N given back.
+ */
+static void *map_aligned(size_t n)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t page = pg > 0 ? (size_t)pg : 4096;
+	size_t over = n >= HUGE ? HUGE : 0;
+	char *p;
+	size_t head;
+
+	n = (n + page - 1) / page * page;
+	p = mmap(NULL, n + over, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	if (!over)
+		return p;
+	head = (HUGE - (uintptr_t)p % HUGE) % HUGE;
+	if (head)
+		munmap(p, head);
+	if (over - head)
+		munmap(p + head + n, over - head);
+	return p + head;
+}
+
 void *bigmem_alloc(size_t n)
 {
 	void *p;
@@ -56,9 +87,8 @@ void *bigmem_alloc(size_t n)
 	}
 	if (!big(n))
 		return calloc(1, n);
-	p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		 -1, 0);
-	if (p == MAP_FAILED)
+	p = map_aligned(n);
+	if (!p)
 		return NULL;
 	want_huge(p, n);
 	return p;
