@@ -37,6 +37,7 @@ struct flowtab {
 	struct flow *f;
 	uint64_t *hs;		/* per flow: its key hash, 0 when free */
 	uint64_t *seen;		/* per flow: last seen (monotonic ns) */
+	uint8_t *quic_in;	/* per bucket: its QUIC flows (UDP flows) */
 	size_t n_buckets;
 	uint64_t seed;		/* hash_key() */
 	uint64_t timeout_ns;
@@ -84,7 +85,8 @@ struct flowtab *flowtab_new(size_t size, unsigned timeout_s,
 	t->f = bigmem_alloc(slots(t) * sizeof(*t->f));
 	t->hs = bigmem_alloc(slots(t) * sizeof(*t->hs));
 	t->seen = bigmem_alloc(slots(t) * sizeof(*t->seen));
-	if (!t->f || !t->hs || !t->seen) {
+	t->quic_in = calloc(t->n_buckets, sizeof(*t->quic_in));
+	if (!t->f || !t->hs || !t->seen || !t->quic_in) {
 		flowtab_free(t);
 		return NULL;
 	}
@@ -113,6 +115,8 @@ static void flow_clear(struct flowtab *t, struct flow *f)
 	}
 	if (f->state != FL_FREE)
 		t->c.flows--;
+	if (f->quic)
+		t->quic_in[slot_of(t, f) / WAYS]--;
 	/* All but the name's bytes: they are written with its length. */
 	memset(f, 0, offsetof(struct flow, names.n.name));
 	f->names.n.name[0] = '\0';
@@ -130,6 +134,7 @@ void flowtab_free(struct flowtab *t)
 	bigmem_free(t->f, slots(t) * sizeof(*t->f));
 	bigmem_free(t->hs, slots(t) * sizeof(*t->hs));
 	bigmem_free(t->seen, slots(t) * sizeof(*t->seen));
+	free(t->quic_in);
 	free(t);
 }
 
@@ -513,6 +518,19 @@ known:
 		set(o, PKT_INCOMPLETE, NP_DNS);
 }
 
+/*
+ * May a UDP packet with key hash H and payload D (COPIED bytes) be QUIC
+ * that nfqd follows: a long-header packet (an Initial starts a flow), or
+ * one of a bucket that holds a QUIC flow? Every UDP flow is a QUIC flow,
+ * so for the others a lookup would find nothing: they are not looked up.
+ */
+static bool quic_may(const struct flowtab *t, uint64_t h, const uint8_t *d,
+		     uint32_t copied)
+{
+	return (copied >= 1 && (d[0] & 0x80)) ||
+	       t->quic_in[bucket_of(t, h) / WAYS];
+}
+
 static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		      struct pkt_names *o, struct flow **fp)
 {
@@ -530,6 +548,8 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		return;
 	make_key(p, true, key);
 	h = hash_key(t, key);
+	if (!quic_may(t, h, d, copied))
+		return;		/* not QUIC, no QUIC flow: no name */
 	f = lookup(t, key, h, now);
 	if (f && f->state == FL_DONE) {
 		touch(t, f, now);
@@ -554,6 +574,8 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 	}
 	if (!f)
 		f = insert(t, key, h, now);
+	if (!f->quic)
+		t->quic_in[slot_of(t, f) / WAYS]++;
 	f->quic = true;
 	touch(t, f, now);
 	*fp = f;

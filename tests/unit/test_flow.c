@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_flow.c - the flow table's QUIC flows: a client Initial settles the
+ * flow's name, the connection's later short-header packets (which carry
+ * no name) get it and a drop on it, other UDP packets get none, and a
+ * flow evicted or cleared is forgotten.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow.h"
+#include "names.h"
+#include "pkt.h"
+#include "quic_build.h"
+
+#define UDP_HL 8
+
+static uint8_t ip[1500];
+static struct pkt_names out;
+
+/* IPv4 + UDP from 192.0.2.1:SPORT to 198.51.100.7:DPORT around the LEN
+ * bytes at DATA, parsed. */
+static struct pkt udp(uint16_t sport, uint16_t dport, const uint8_t *data,
+		      size_t len)
+{
+	struct pkt p = { 0 };
+	size_t n = 20 + UDP_HL + len;
+
+	memset(ip, 0, 20 + UDP_HL);
+	ip[0] = 0x45;
+	ip[2] = (uint8_t)(n >> 8);
+	ip[3] = (uint8_t)n;
+	ip[8] = 64;
+	ip[9] = IPPROTO_UDP;
+	inet_pton(AF_INET, "192.0.2.1", ip + 12);
+	inet_pton(AF_INET, "198.51.100.7", ip + 16);
+	ip[20] = (uint8_t)(sport >> 8);
+	ip[21] = (uint8_t)sport;
+	ip[22] = (uint8_t)(dport >> 8);
+	ip[23] = (uint8_t)dport;
+	ip[24] = (uint8_t)((UDP_HL + len) >> 8);
+	ip[25] = (uint8_t)(UDP_HL + len);
+	memcpy(ip + 20 + UDP_HL, data, len);
+	p.payload = ip;
+	p.payload_len = (uint32_t)n;
+	p.orig_len = (uint32_t)n;
+	pkt_parse_headers(&p);
+	assert_int_equal(p.l4, PKT_PRESENT);
+	return p;
+}
+
+/* A TCP SYN from 192.0.2.1:SPORT to port 80, parsed. */
+static struct pkt syn(uint16_t sport)
+{
+	struct pkt p = { 0 };
+
+	memset(ip, 0, 40);
+	ip[0] = 0x45;
+	ip[3] = 40;
+	ip[8] = 64;
+	ip[9] = IPPROTO_TCP;
+	inet_pton(AF_INET, "192.0.2.1", ip + 12);
+	inet_pton(AF_INET, "198.51.100.7", ip + 16);
+	ip[20] = (uint8_t)(sport >> 8);
+	ip[21] = (uint8_t)sport;
+	ip[23] = 80;
+	ip[24 + 3] = 1;		/* seq */
+	ip[32] = 0x50;		/* data offset 5 */
+	ip[33] = TCPF_SYN;
+	p.payload = ip;
+	p.payload_len = 40;
+	p.orig_len = 40;
+	pkt_parse_headers(&p);
+	assert_int_equal(p.l4, PKT_PRESENT);
+	return p;
+}
+
+static uint8_t initial[1300], pl[1200];
+static size_t initial_len;
+
+/* RFC 9001 A.2's client Initial: a ClientHello for example.com. */
+static void make_initial(void)
+{
+	uint8_t hdr[64];
+	size_t hl = unhex("c300000001088394c8f03e5157080000449e00000002", hdr);
+
+	memset(pl, 0, sizeof(pl));
+	unhex(A2_CRYPTO, pl);
+	initial_len = quic_protect(QUIC_V1, hdr, hl, 4, 2, pl, 1162, initial);
+}
+
+/* A 1-RTT packet: short header, the rest opaque. */
+static const uint8_t short_hdr[40] = { 0x43, 0x83, 0x94, 0xc8 };
+
+/* P's names into OUT; its flow. */
+static void *names_of(struct flowtab *t, struct pkt p, enum flow_fate *fate)
+{
+	return flow_names(t, &p, 1000, &out, fate);
+}
+
+static void test_quic_flow(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+	void *f;
+
+	(void)state;
+	assert_non_null(t);
+	make_initial();
+
+	/* The Initial: the flow's name. */
+	f = names_of(t, udp(40000, 443, initial, initial_len), &fate);
+	assert_non_null(f);
+	assert_int_equal(fate, FLOW_JUDGE);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_int_equal(out.proto, NP_TLS);
+	assert_string_equal(out.n.name, "example.com");
+
+	/* A short-header packet of the connection: the same name. */
+	assert_ptr_equal(names_of(t, udp(40000, 443, short_hdr,
+					 sizeof(short_hdr)), &fate), f);
+	assert_int_equal(fate, FLOW_JUDGE);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "example.com");
+
+	/* Dropped on its name: its later packets stay dropped. */
+	flow_note_drop(f);
+	names_of(t, udp(40000, 443, short_hdr, sizeof(short_hdr)), &fate);
+	assert_int_equal(fate, FLOW_DROP);
+
+	/* Another port's short-header packet: no flow, no name. */
+	assert_null(names_of(t, udp(40001, 443, short_hdr,
+				    sizeof(short_hdr)), &fate));
+	assert_int_equal(fate, FLOW_JUDGE);
+	assert_int_equal(out.state, PKT_ABSENT);
+	assert_int_equal(flowtab_counters(t)->flows, 1);
+	flowtab_free(t);
+}
+
+/* The one bucket of an 8-flow table: 8 newer TCP flows evict the QUIC
+ * flow; then its packets have no name, and a new QUIC flow has one. */
+static void test_quic_evicted(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	struct flowtab *t = flowtab_new(8, 60, dns, 1);
+	enum flow_fate fate;
+
+	(void)state;
+	assert_non_null(t);
+	make_initial();
+	assert_non_null(names_of(t, udp(40000, 443, initial, initial_len),
+				 &fate));
+	for (uint16_t i = 0; i < 8; i++)
+		names_of(t, syn((uint16_t)(1000 + i)), &fate);
+	assert_int_equal(flowtab_counters(t)->evictions, 1);
+	assert_null(names_of(t, udp(40000, 443, short_hdr,
+				    sizeof(short_hdr)), &fate));
+	assert_int_equal(out.state, PKT_ABSENT);
+
+	assert_non_null(names_of(t, udp(40002, 443, initial, initial_len),
+				 &fate));
+	assert_non_null(names_of(t, udp(40002, 443, short_hdr,
+					sizeof(short_hdr)), &fate));
+	assert_string_equal(out.n.name, "example.com");
+	flowtab_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_quic_flow),
+		cmocka_unit_test(test_quic_evicted),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
