@@ -3,7 +3,8 @@
  * test_flow.c - the flow table's QUIC flows: a client Initial settles the
  * flow's name, the connection's later short-header packets (which carry
  * no name) get it and a drop on it, other UDP packets get none, and a
- * flow evicted or cleared is forgotten.
+ * flow evicted or cleared is forgotten; TCP flows that gather, settle and
+ * are evicted.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -56,14 +57,18 @@ static struct pkt udp(uint16_t sport, uint16_t dport, const uint8_t *data,
 	return p;
 }
 
-/* A TCP SYN from 192.0.2.1:SPORT to port 80, parsed. */
-static struct pkt syn(uint16_t sport)
+/* A TCP segment from 192.0.2.1:SPORT to port 80 with FLAGS, SEQ and the
+ * LEN bytes at DATA, parsed. */
+static struct pkt tcp(uint16_t sport, uint8_t flags, uint32_t seq,
+		      const char *data, size_t len)
 {
 	struct pkt p = { 0 };
+	size_t n = 40 + len;
 
 	memset(ip, 0, 40);
 	ip[0] = 0x45;
-	ip[3] = 40;
+	ip[2] = (uint8_t)(n >> 8);
+	ip[3] = (uint8_t)n;
 	ip[8] = 64;
 	ip[9] = IPPROTO_TCP;
 	inet_pton(AF_INET, "192.0.2.1", ip + 12);
@@ -71,15 +76,24 @@ static struct pkt syn(uint16_t sport)
 	ip[20] = (uint8_t)(sport >> 8);
 	ip[21] = (uint8_t)sport;
 	ip[23] = 80;
-	ip[24 + 3] = 1;		/* seq */
+	ip[24] = (uint8_t)(seq >> 24);
+	ip[25] = (uint8_t)(seq >> 16);
+	ip[26] = (uint8_t)(seq >> 8);
+	ip[27] = (uint8_t)seq;
 	ip[32] = 0x50;		/* data offset 5 */
-	ip[33] = TCPF_SYN;
+	ip[33] = flags;
+	memcpy(ip + 40, data, len);
 	p.payload = ip;
-	p.payload_len = 40;
-	p.orig_len = 40;
+	p.payload_len = (uint32_t)n;
+	p.orig_len = (uint32_t)n;
 	pkt_parse_headers(&p);
 	assert_int_equal(p.l4, PKT_PRESENT);
 	return p;
+}
+
+static struct pkt syn(uint16_t sport)
+{
+	return tcp(sport, TCPF_SYN, 1, "", 0);
 }
 
 static uint8_t initial[1300], pl[1200];
@@ -99,10 +113,13 @@ static void make_initial(void)
 /* A 1-RTT packet: short header, the rest opaque. */
 static const uint8_t short_hdr[40] = { 0x43, 0x83, 0x94, 0xc8 };
 
-/* P's names into OUT; its flow. */
+/* P's names into OUT, a microsecond after the last packet; its flow. */
 static void *names_of(struct flowtab *t, struct pkt p, enum flow_fate *fate)
 {
-	return flow_names(t, &p, 1000, &out, fate);
+	static uint64_t now = 1000000;
+
+	now += 1000;
+	return flow_names(t, &p, now, &out, fate);
 }
 
 static void test_quic_flow(void **state)
@@ -173,11 +190,51 @@ static void test_quic_evicted(void **state)
 	flowtab_free(t);
 }
 
+/* Flows that gather (a request head in pieces) and settle, evicted and
+ * reused: the gathering buffers are counted and given back (ASan: no
+ * leak), and a slot's next flow starts clean. */
+static void test_tcp_gather_evict(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head[] = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	struct flowtab *t = flowtab_new(8, 60, dns, 1);
+	enum flow_fate fate;
+
+	(void)state;
+	assert_non_null(t);
+	for (uint16_t i = 0; i < 4; i++) {
+		names_of(t, syn((uint16_t)(2000 + i)), &fate);
+		names_of(t, tcp((uint16_t)(2000 + i), TCPF_ACK, 2, head, 20),
+			 &fate);
+		assert_int_equal(out.state, NAMES_PENDING);
+	}
+	assert_int_equal(flowtab_counters(t)->pending, 4);
+	/* One settles: its buffer goes. */
+	names_of(t, tcp(2000, TCPF_ACK, 22, head + 20, sizeof(head) - 21),
+		 &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+	assert_int_equal(flowtab_counters(t)->pending, 3);
+	/* Eight new flows push all of them out. */
+	for (uint16_t i = 0; i < 8; i++)
+		names_of(t, syn((uint16_t)(3000 + i)), &fate);
+	assert_int_equal(flowtab_counters(t)->pending, 0);
+	assert_int_equal(flowtab_counters(t)->flows, 8);
+	/* A new connection in a reused slot knows nothing of the old. */
+	names_of(t, tcp(3000, TCPF_ACK, 2, head, sizeof(head) - 1), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_int_equal(fate, FLOW_JUDGE);
+	names_of(t, tcp(2001, TCPF_ACK, 22, head + 20, 5), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);	/* state lost */
+	flowtab_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_quic_flow),
 		cmocka_unit_test(test_quic_evicted),
+		cmocka_unit_test(test_tcp_gather_evict),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
