@@ -17,6 +17,8 @@
 #include "ctl_client.h"
 #include "proto.h"
 
+#define CALL_TIMEOUT_MS	30000	/* ctl_client_ask(): a reload may take long */
+
 static int64_t now_ms(void)
 {
 	struct timespec ts;
@@ -247,4 +249,28 @@ int ctl_client_call(const char *path, const struct proto_request *req,
 	if (ret < 0)
 		snprintf(err, errlen, "out of memory");
 	return ret;
+}
+
+int ctl_client_ask(const char *path, const struct proto_request *req,
+		   json_t **j, uint16_t *status)
+{
+	struct ctl_reply reply;
+	json_error_t jerr;
+	char err[512];
+
+	*j = NULL;
+	if (ctl_client_call(path, req, CALL_TIMEOUT_MS, &reply, err,
+			    sizeof(err)) < 0) {
+		fprintf(stderr, "nfqd-ctl: %s\n", err);
+		return CTL_EXIT_UNREACH;
+	}
+	*status = reply.status;
+	*j = json_loadb(reply.payload, reply.len, 0, &jerr);
+	free(reply.payload);
+	if (!*j) {
+		fprintf(stderr, "nfqd-ctl: %s: malformed answer (%s)\n", path,
+			jerr.text);
+		return CTL_EXIT_UNREACH;
+	}
+	return reply.status == PROTO_ST_OK ? 0 : CTL_EXIT_DAEMON;
 }

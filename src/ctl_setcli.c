@@ -10,7 +10,6 @@
 #include "ctl_setcli.h"
 #include "proto.h"
 
-#define CALL_TIMEOUT_MS	30000
 /* Room for the words of a request besides its data lines. */
 #define WORDS_ROOM	(2 + 5 * (PROTO_MAX_ARG_LEN + 1))
 #define CHUNK_MAX	(PROTO_MAX_REQUEST - WORDS_ROOM)
@@ -152,9 +151,6 @@ struct setreq {
 static int call(struct setreq *q, json_t **j, uint16_t *status)
 {
 	struct proto_request req = { .flags = q->json ? PROTO_REQ_JSON : 0 };
-	struct ctl_reply reply;
-	json_error_t jerr;
-	char err[512];
 
 	req.argc = q->n_words;
 	memcpy(req.argv, q->words, q->n_words * sizeof(req.argv[0]));
@@ -163,21 +159,7 @@ static int call(struct setreq *q, json_t **j, uint16_t *status)
 		req.data = q->buf;
 		req.data_len = q->len;
 	}
-	*j = NULL;
-	if (ctl_client_call(q->socket, &req, CALL_TIMEOUT_MS, &reply, err,
-			    sizeof(err)) < 0) {
-		fprintf(stderr, "nfqd-ctl: %s\n", err);
-		return CTL_EXIT_UNREACH;
-	}
-	*status = reply.status;
-	*j = json_loadb(reply.payload, reply.len, 0, &jerr);
-	free(reply.payload);
-	if (!*j) {
-		fprintf(stderr, "nfqd-ctl: %s: malformed answer (%s)\n",
-			q->socket, jerr.text);
-		return CTL_EXIT_UNREACH;
-	}
-	return reply.status == PROTO_ST_OK ? 0 : CTL_EXIT_DAEMON;
+	return ctl_client_ask(q->socket, &req, j, status);
 }
 
 /* Send the lines gathered so far; count what they did. */

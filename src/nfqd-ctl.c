@@ -24,7 +24,6 @@
 #include "defaults.h"
 #include "proto.h"
 
-#define CALL_TIMEOUT_MS	30000
 #define MIN_INTERVAL	0.1
 #define MAX_INTERVAL	86400.0
 
@@ -435,28 +434,11 @@ static int ask(const struct opts *o, const char *const *words, unsigned n,
 	       json_t **j, uint16_t *status)
 {
 	struct proto_request req = { .flags = o->json ? PROTO_REQ_JSON : 0 };
-	struct ctl_reply reply;
-	json_error_t jerr;
-	char err[512];
 
-	*j = NULL;
 	req.argc = n;
 	for (unsigned i = 0; i < n; i++)
 		req.argv[i] = words[i];
-	if (ctl_client_call(o->socket, &req, CALL_TIMEOUT_MS, &reply, err,
-			    sizeof(err)) < 0) {
-		fprintf(stderr, "nfqd-ctl: %s\n", err);
-		return CTL_EXIT_UNREACH;
-	}
-	*status = reply.status;
-	*j = json_loadb(reply.payload, reply.len, 0, &jerr);
-	free(reply.payload);
-	if (!*j) {
-		fprintf(stderr, "nfqd-ctl: %s: malformed answer (%s)\n",
-			o->socket, jerr.text);
-		return CTL_EXIT_UNREACH;
-	}
-	return reply.status == PROTO_ST_OK ? 0 : CTL_EXIT_DAEMON;
+	return ctl_client_ask(o->socket, &req, j, status);
 }
 
 /* One request, its answer printed; returns the exit status. */
