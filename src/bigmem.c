@@ -64,7 +64,6 @@ static void *map_aligned(size_t n)
 	n = (n + page - 1) / page * page;
 	p = mmap(NULL, n + over, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
 	if (p == MAP_FAILED)
 		return NULL;
 	if (!over)
