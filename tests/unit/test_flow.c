@@ -26,29 +26,33 @@
 static uint8_t ip[1500];
 static struct pkt_names out;
 
-/* IPv4 + UDP from 192.0.2.1:SPORT to 198.51.100.7:DPORT around the LEN
- * bytes at DATA, parsed. */
-static struct pkt udp(uint16_t sport, uint16_t dport, const uint8_t *data,
-		      size_t len)
+/* An IPv4 header from 192.0.2.1:SPORT to 198.51.100.7:DPORT, protocol
+ * PROTO, HL transport header bytes (zeroed), then LEN bytes of DATA. */
+static void ip4(uint8_t proto, uint16_t sport, uint16_t dport, size_t hl,
+		const void *data, size_t len)
 {
-	struct pkt p = { 0 };
-	size_t n = 20 + UDP_HL + len;
+	size_t n = 20 + hl + len;
 
-	memset(ip, 0, 20 + UDP_HL);
+	memset(ip, 0, 20 + hl);
 	ip[0] = 0x45;
 	ip[2] = (uint8_t)(n >> 8);
 	ip[3] = (uint8_t)n;
 	ip[8] = 64;
-	ip[9] = IPPROTO_UDP;
+	ip[9] = proto;
 	inet_pton(AF_INET, "192.0.2.1", ip + 12);
 	inet_pton(AF_INET, "198.51.100.7", ip + 16);
 	ip[20] = (uint8_t)(sport >> 8);
 	ip[21] = (uint8_t)sport;
 	ip[22] = (uint8_t)(dport >> 8);
 	ip[23] = (uint8_t)dport;
-	ip[24] = (uint8_t)((UDP_HL + len) >> 8);
-	ip[25] = (uint8_t)(UDP_HL + len);
-	memcpy(ip + 20 + UDP_HL, data, len);
+	memcpy(ip + 20 + hl, data, len);
+}
+
+/* The packet in ip[] (N bytes), parsed. */
+static struct pkt parsed(size_t n)
+{
+	struct pkt p = { 0 };
+
 	p.payload = ip;
 	p.payload_len = (uint32_t)n;
 	p.orig_len = (uint32_t)n;
@@ -57,38 +61,29 @@ static struct pkt udp(uint16_t sport, uint16_t dport, const uint8_t *data,
 	return p;
 }
 
-/* A TCP segment from 192.0.2.1:SPORT to port 80 with FLAGS, SEQ and the
- * LEN bytes at DATA, parsed. */
+/* UDP from SPORT to DPORT around the LEN bytes at DATA. */
+static struct pkt udp(uint16_t sport, uint16_t dport, const uint8_t *data,
+		      size_t len)
+{
+	ip4(IPPROTO_UDP, sport, dport, UDP_HL, data, len);
+	ip[24] = (uint8_t)((UDP_HL + len) >> 8);
+	ip[25] = (uint8_t)(UDP_HL + len);
+	return parsed(20 + UDP_HL + len);
+}
+
+/* A TCP segment from SPORT to port 80 with FLAGS, SEQ and the LEN bytes
+ * at DATA. */
 static struct pkt tcp(uint16_t sport, uint8_t flags, uint32_t seq,
 		      const char *data, size_t len)
 {
-	struct pkt p = { 0 };
-	size_t n = 40 + len;
-
-	memset(ip, 0, 40);
-	ip[0] = 0x45;
-	ip[2] = (uint8_t)(n >> 8);
-	ip[3] = (uint8_t)n;
-	ip[8] = 64;
-	ip[9] = IPPROTO_TCP;
-	inet_pton(AF_INET, "192.0.2.1", ip + 12);
-	inet_pton(AF_INET, "198.51.100.7", ip + 16);
-	ip[20] = (uint8_t)(sport >> 8);
-	ip[21] = (uint8_t)sport;
-	ip[23] = 80;
+	ip4(IPPROTO_TCP, sport, 80, 20, data, len);
 	ip[24] = (uint8_t)(seq >> 24);
 	ip[25] = (uint8_t)(seq >> 16);
 	ip[26] = (uint8_t)(seq >> 8);
 	ip[27] = (uint8_t)seq;
 	ip[32] = 0x50;		/* data offset 5 */
 	ip[33] = flags;
-	memcpy(ip + 40, data, len);
-	p.payload = ip;
-	p.payload_len = (uint32_t)n;
-	p.orig_len = (uint32_t)n;
-	pkt_parse_headers(&p);
-	assert_int_equal(p.l4, PKT_PRESENT);
-	return p;
+	return parsed(40 + len);
 }
 
 static struct pkt syn(uint16_t sport)
