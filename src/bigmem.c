@@ -48,6 +48,13 @@ static void want_huge(void *p, size_t n)
 #endif
 }
 
+static size_t page_size(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+
+	return pg > 0 ? (size_t)pg : 4096;
+}
+
 /*
  * N bytes of fresh mapping that start on a huge-page boundary, so that
  * a table of 2 MB is one huge page, not two partial ones of small pages:
@@ -55,8 +62,7 @@ static void want_huge(void *p, size_t n)
  */
 static void *map_aligned(size_t n)
 {
-	long pg = sysconf(_SC_PAGESIZE);
-	size_t page = pg > 0 ? (size_t)pg : 4096;
+	size_t page = page_size();
 	size_t over = n >= HUGE ? HUGE : 0;
 	char *p;
 	size_t head;
@@ -137,8 +143,7 @@ void bigmem_free(void *p, size_t n)
 void bigmem_prefault(void *p, size_t n)
 {
 	volatile char *c = p;
-	long pg = sysconf(_SC_PAGESIZE);
-	size_t step = pg > 0 ? (size_t)pg : 4096;
+	size_t step = page_size();
 
 	for (size_t i = 0; i < n; i += step)
 		c[i] = 0;
