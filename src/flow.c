@@ -518,6 +518,12 @@ known:
 		set(o, PKT_INCOMPLETE, NP_DNS);
 }
 
+/* A QUIC long-header packet (an Initial among them): D, COPIED bytes. */
+static bool quic_long(const uint8_t *d, uint32_t copied)
+{
+	return copied >= 1 && (d[0] & 0x80);
+}
+
 /*
  * May a UDP packet with key hash H and payload D (COPIED bytes) be QUIC
  * that nfqd follows: a long-header packet (an Initial starts a flow), or
@@ -527,8 +533,7 @@ known:
 static bool quic_may(const struct flowtab *t, uint64_t h, const uint8_t *d,
 		     uint32_t copied)
 {
-	return (copied >= 1 && (d[0] & 0x80)) ||
-	       t->quic_in[bucket_of(t, h) / WAYS];
+	return quic_long(d, copied) || t->quic_in[bucket_of(t, h) / WAYS];
 }
 
 static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
@@ -557,8 +562,7 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		names_copy(o, &f->names);
 		return;
 	}
-	r = copied >= 1 && (d[0] & 0x80) ? name_quic_initial(d, copied, &q) :
-					      NAME_NOT;
+	r = quic_long(d, copied) ? name_quic_initial(d, copied, &q) : NAME_NOT;
 	if (r == NAME_NOT && f) {	/* other packets of a pending flow */
 		touch(t, f, now);
 		*fp = f;
