@@ -3,7 +3,8 @@
  * memlat.c - nfqd-memlat, the benchmark's measure of the machine's memory:
  * the time of one read at a random place in a table of MB megabytes, each
  * read waiting for the one before (a pointer chase over the table's cache
- * lines in a random cycle), in huge pages as nfqd's large tables are.
+ * lines in a random cycle), in memory from bigmem_alloc(), as nfqd's
+ * large tables are (huge pages where the kernel gives them).
  * What a lookup in a 1,000,000-name set or a flow table costs is about one
  * or two of these; a table that fits the CPU's caches reads far faster.
  *
@@ -16,13 +17,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <time.h>
+
+#include "bigmem.h"
 
 #define LINE 64
 #define READS 200000
-#define HUGE ((size_t)2 << 20)
 
 static char *volatile sink;	/* keeps the chase from being optimised out */
 
@@ -71,18 +71,10 @@ static int link_lines(char *p, size_t n)
 static int measure(size_t mb)
 {
 	size_t n = mb << 20;
-	char *map, *p, *q;
+	char *p = bigmem_alloc(n), *q;
 	double best = 0;
 
-	map = mmap(NULL, n + HUGE, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED) {
-		perror("nfqd-memlat: mmap");
-		return 1;
-	}
-	p = map + (HUGE - (uintptr_t)map % HUGE) % HUGE;
-	(void)madvise(p, n, MADV_HUGEPAGE);
-	if (link_lines(p, n)) {
+	if (!p || link_lines(p, n)) {
 		fprintf(stderr, "nfqd-memlat: out of memory\n");
 		return 1;
 	}
@@ -98,7 +90,7 @@ static int measure(size_t mb)
 	}
 	sink = q;
 	printf("%zu MB: %.0f ns a read\n", mb, best);
-	munmap(map, n + HUGE);
+	bigmem_free(p, n);
 	return 0;
 }
 
