@@ -2,9 +2,10 @@
 /*
  * domset.h - sets of domain names at blocklist scale: a name ("example.com"),
  * the names below it ("*.example.com") or both (".example.com"). An
- * open-addressing table of 64-bit hashes with 32-bit offsets into a string
- * arena (about 25 bytes a name plus the name itself), and a Bloom filter
- * of about 2 bytes a name in front of it; a lookup probes once per label
+ * open-addressing table of 8-byte slots (half of a 64-bit hash and a
+ * 32-bit offset into a string arena: 16 bytes a name, plus the name and 2
+ * bytes in the arena), and a Bloom filter of about 2 bytes a name in
+ * front of it; a lookup probes once per label
  * suffix of the name asked about, whatever the set's size, and most
  * probes of names not in the set end at the filter. Built once, then
  * read-only and safe to read from any number of threads.

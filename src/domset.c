@@ -7,7 +7,10 @@
  * blocked Bloom filter of the hashes (8 bits per table slot, so at least
  * 16 per name: 2 MB, one huge page, for 1,000,000 names), and a probe
  * whose filter word lacks one of its 3 bits is a miss without touching
- * the table.
+ * the table. A table slot is 8 bytes, the hash's top half and the name's
+ * arena offset side by side, so a probe that passes the filter reads one
+ * line of the table and then the name; the name's DOM_* flags are the
+ * byte before it in the arena.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,16 +20,21 @@
 #include "domset.h"
 #include "names.h"
 
-/* Arena offsets keep 30 bits; the top two are the DOM_* flags. */
-#define OFF_BITS 30
-#define OFF_MASK ((1u << OFF_BITS) - 1)
-#define ARENA_MAX ((size_t)OFF_MASK)
+/* A gigabyte of names at most: offsets fit 32 bits with room to spare. */
+#define ARENA_MAX ((size_t)1 << 30)
+
+/* A table slot: the high half of the name's hash (the low half chose the
+ * slot) and the offset of the name in the arena; offset 0: empty. */
+struct dom_slot {
+	uint32_t tag;
+	uint32_t off;
+};
 
 struct domset {
-	uint64_t *hash;		/* 0: empty slot */
-	uint32_t *slot;		/* flags << OFF_BITS | arena offset */
+	struct dom_slot *slot;
 	size_t cap, n;		/* cap a power of two, n <= cap / 2 */
-	char *arena;		/* NUL-ended names, in order first added */
+	char *arena;		/* per name, in order first added: its DOM_*
+				 * flags byte, then the name, NUL-ended */
 	size_t used, arena_cap;
 	uint64_t *filter;	/* after domset_finish(): fmask + 1 words */
 	size_t fmask;
@@ -47,7 +55,6 @@ void domset_free(struct domset *d)
 {
 	if (!d)
 		return;
-	bigmem_free(d->hash, d->cap * sizeof(*d->hash));
 	bigmem_free(d->slot, d->cap * sizeof(*d->slot));
 	bigmem_free(d->arena, d->arena_cap);
 	bigmem_free(d->filter, filter_bytes(d));
@@ -78,51 +85,95 @@ static uint64_t hash_name(const char *s, size_t len)
 	return mix(h);
 }
 
+static uint32_t tag_of(uint64_t h)
+{
+	return (uint32_t)(h >> 32);
+}
+
 /* The slot of NAME, or of the empty slot where it would go. */
 static size_t find(const struct domset *d, uint64_t h, const char *name,
 		   size_t len)
 {
 	size_t mask = d->cap - 1, i = (size_t)h & mask;
 
-	for (; d->hash[i]; i = (i + 1) & mask) {
+	for (; d->slot[i].off; i = (i + 1) & mask) {
 		const char *s;
 
-		if (d->hash[i] != h)
+		if (d->slot[i].tag != tag_of(h))
 			continue;
-		s = d->arena + (d->slot[i] & OFF_MASK);
+		s = d->arena + d->slot[i].off;
 		if (!memcmp(s, name, len) && s[len] == '\0')
 			break;
 	}
 	return i;
 }
 
+/* Call FN(D, ARG, NAME, LEN, OFF) for every name, in arena order. */
+static int each_name(const struct domset *d,
+		     int (*fn)(const struct domset *, void *, const char *,
+			       size_t, uint32_t), void *arg)
+{
+	size_t at = 0;
+	int r = 0;
+
+	while (!r && at < d->used) {
+		const char *s = d->arena + at + 1;
+		size_t len = strlen(s);
+
+		r = fn(d, arg, s, len, (uint32_t)(at + 1));
+		at += len + 2;
+	}
+	return r;
+}
+
+/* Put the name at OFF into the table of ND (which lacks it). */
+static int put_name(const struct domset *d, void *nd, const char *name,
+		    size_t len, uint32_t off)
+{
+	struct domset *t = nd;
+	uint64_t h = hash_name(name, len);
+	size_t i = find(t, h, name, len);
+
+	(void)d;
+	t->slot[i].tag = tag_of(h);
+	t->slot[i].off = off;
+	return 0;
+}
+
+/* Double the table; the names are hashed again from the arena, read in
+ * order (the slots keep only half of each hash). */
 static int grow_table(struct domset *d)
 {
-	size_t ncap = d->cap ? d->cap * 2 : 64, i;
+	size_t ncap = d->cap ? d->cap * 2 : 64;
 	struct domset nd = *d;
 
 	nd.cap = ncap;
-	nd.hash = bigmem_alloc(ncap * sizeof(*nd.hash));
 	nd.slot = bigmem_alloc(ncap * sizeof(*nd.slot));
-	if (!nd.hash || !nd.slot) {
-		bigmem_free(nd.hash, ncap * sizeof(*nd.hash));
-		bigmem_free(nd.slot, ncap * sizeof(*nd.slot));
+	if (!nd.slot)
 		return -ENOMEM;
-	}
-	for (i = 0; i < d->cap; i++) {
-		size_t j;
-
-		if (!d->hash[i])
-			continue;
-		for (j = (size_t)d->hash[i] & (ncap - 1); nd.hash[j];
-		     j = (j + 1) & (ncap - 1))
-			;
-		nd.hash[j] = d->hash[i];
-		nd.slot[j] = d->slot[i];
-	}
-	bigmem_free(d->hash, d->cap * sizeof(*d->hash));
+	each_name(d, put_name, &nd);
 	bigmem_free(d->slot, d->cap * sizeof(*d->slot));
 	*d = nd;
+	return 0;
+}
+
+/* Room in the arena for a name of LEN bytes, its flags byte and NUL. */
+static int arena_room(struct domset *d, size_t len)
+{
+	size_t ncap = d->arena_cap ? d->arena_cap * 2 : 4096;
+	char *na;
+
+	if (d->used + len + 2 <= d->arena_cap)
+		return 0;
+	if (ncap > ARENA_MAX)
+		ncap = ARENA_MAX;
+	if (d->used + len + 2 > ncap)
+		return -ENOMEM;		/* a gigabyte of names */
+	na = bigmem_resize(d->arena, d->arena_cap, ncap);
+	if (!na)
+		return -ENOMEM;
+	d->arena = na;
+	d->arena_cap = ncap;
 	return 0;
 }
 
@@ -140,29 +191,18 @@ int domset_add(struct domset *d, const char *name, size_t len, unsigned flags)
 	if (2 * (d->n + 1) > d->cap && grow_table(d))
 		return -ENOMEM;
 	i = find(d, h, name, len);
-	if (d->hash[i]) {
-		d->slot[i] |= (uint32_t)flags << OFF_BITS;
+	if (d->slot[i].off) {
+		d->arena[d->slot[i].off - 1] |= (char)flags;
 		return 0;
 	}
-	if (d->used + len + 1 > d->arena_cap) {
-		size_t ncap = d->arena_cap ? d->arena_cap * 2 : 4096;
-		char *na;
-
-		if (ncap > ARENA_MAX + 1)
-			ncap = ARENA_MAX + 1;
-		if (d->used + len + 1 > ncap)
-			return -ENOMEM;		/* a gigabyte of names */
-		na = bigmem_resize(d->arena, d->arena_cap, ncap);
-		if (!na)
-			return -ENOMEM;
-		d->arena = na;
-		d->arena_cap = ncap;
-	}
-	memcpy(d->arena + d->used, name, len);
-	d->arena[d->used + len] = '\0';
-	d->hash[i] = h;
-	d->slot[i] = (uint32_t)flags << OFF_BITS | (uint32_t)d->used;
-	d->used += len + 1;
+	if (arena_room(d, len))
+		return -ENOMEM;
+	d->arena[d->used] = (char)flags;
+	memcpy(d->arena + d->used + 1, name, len);
+	d->arena[d->used + 1 + len] = '\0';
+	d->slot[i].tag = tag_of(h);
+	d->slot[i].off = (uint32_t)(d->used + 1);
+	d->used += len + 2;
 	d->n++;
 	return 0;
 }
@@ -187,19 +227,29 @@ static bool filter_maybe(const struct domset *d, uint64_t h)
 	return !d->filter || (d->filter[filter_word(d, h)] & b) == b;
 }
 
+static int filter_name(const struct domset *d, void *filter,
+		       const char *name, size_t len, uint32_t off)
+{
+	uint64_t h = hash_name(name, len);
+
+	(void)off;
+	((uint64_t *)filter)[filter_word(d, h)] |= filter_bits(h);
+	return 0;
+}
+
 static void build_filter(struct domset *d)
 {
-	size_t words = d->cap / 8 ? d->cap / 8 : 1, i;	/* 8 bits a slot */
+	size_t words = d->cap / 8 ? d->cap / 8 : 1;	/* 8 bits a slot */
+	uint64_t *filter;
 
 	bigmem_free(d->filter, filter_bytes(d));
+	d->filter = NULL;
 	d->fmask = words - 1;
-	d->filter = bigmem_alloc(words * sizeof(*d->filter));
-	if (!d->filter)
+	filter = bigmem_alloc(words * sizeof(*filter));
+	if (!filter)
 		return;		/* no filter: every probe goes to the table */
-	for (i = 0; i < d->cap; i++)
-		if (d->hash[i])
-			d->filter[filter_word(d, d->hash[i])] |=
-				filter_bits(d->hash[i]);
+	each_name(d, filter_name, filter);
+	d->filter = filter;
 }
 
 void domset_finish(struct domset *d)
@@ -257,7 +307,6 @@ bool domset_match(const struct domset *d, const char *name, size_t len)
 	for (k = 0; k < n; k++) {
 		if (!filter_maybe(d, h[k]))
 			continue;
-		__builtin_prefetch(&d->hash[(size_t)h[k] & mask]);
 		__builtin_prefetch(&d->slot[(size_t)h[k] & mask]);
 		h[live] = h[k];
 		at[live++] = at[k];
@@ -266,9 +315,9 @@ bool domset_match(const struct domset *d, const char *name, size_t len)
 		size_t i = at[k], slot = find(d, h[k], name + i, len - i);
 		unsigned f;
 
-		if (!d->hash[slot])
+		if (!d->slot[slot].off)
 			continue;
-		f = d->slot[slot] >> OFF_BITS;
+		f = (uint8_t)d->arena[d->slot[slot].off - 1];
 		if (f & (i == 0 ? DOM_EXACT : DOM_BELOW))
 			return true;
 	}
@@ -282,24 +331,29 @@ size_t domset_count(const struct domset *d)
 
 size_t domset_bytes(const struct domset *d)
 {
-	return sizeof(*d) + d->cap * (sizeof(*d->hash) + sizeof(*d->slot)) +
-	       d->arena_cap + (d->filter ? filter_bytes(d) : 0);
+	return sizeof(*d) + d->cap * sizeof(*d->slot) + d->arena_cap +
+	       (d->filter ? filter_bytes(d) : 0);
+}
+
+struct walk {
+	domset_walk_fn fn;
+	void *arg;
+};
+
+static int walk_name(const struct domset *d, void *arg, const char *name,
+		     size_t len, uint32_t off)
+{
+	struct walk *w = arg;
+
+	(void)len;
+	return w->fn(w->arg, name, (uint8_t)d->arena[off - 1]);
 }
 
 int domset_walk(const struct domset *d, domset_walk_fn fn, void *arg)
 {
-	size_t at = 0;
-	int r = 0;
+	struct walk w = { fn, arg };
 
-	while (!r && at < d->used) {
-		const char *s = d->arena + at;
-		size_t len = strlen(s);
-		size_t i = find(d, hash_name(s, len), s, len);
-
-		r = fn(arg, s, d->slot[i] >> OFF_BITS);
-		at += len + 1;
-	}
-	return r;
+	return each_name(d, walk_name, &w);
 }
 
 int domset_pattern(const char *text, size_t len, char *name, unsigned *flags,
