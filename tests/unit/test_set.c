@@ -294,6 +294,50 @@ static void test_domain_walk(void **state)
 	set_free(s);
 }
 
+static int flags_of(void *arg, const char *name, unsigned flags)
+{
+	unsigned *out = arg;
+
+	if (!strcmp(name, "merge.test"))
+		*out = flags;
+	return 0;
+}
+
+/*
+ * A name added again with other flags after the table grew (it is moved
+ * to new slots, its flags stay in the arena): both meanings stay, in the
+ * lookup and in the walk, and every other name is still found.
+ */
+static void test_domain_merge_after_grow(void **state)
+{
+	struct domset *d = domset_new();
+	unsigned flags = 0;
+	char name[64];
+	int len;
+
+	assert_int_equal(domset_add(d, "merge.test", 10, DOM_EXACT), 0);
+	for (int i = 0; i < 5000; i++) {
+		len = snprintf(name, sizeof(name), "n%d.merge%d.test", i, i % 7);
+		assert_int_equal(domset_add(d, name, (size_t)len, DOM_EXACT), 0);
+	}
+	assert_int_equal(domset_add(d, "merge.test", 10, DOM_BELOW), 0);
+	domset_finish(d);
+	assert_int_equal(domset_count(d), 5001);
+	assert_true(domset_match(d, "merge.test", 10));
+	assert_true(domset_match(d, "x.merge.test", 12));
+	assert_false(domset_match(d, "merge.test.x", 12));
+	for (int i = 0; i < 5000; i++) {
+		len = snprintf(name, sizeof(name), "n%d.merge%d.test", i, i % 7);
+		assert_true(domset_match(d, name, (size_t)len));
+		len = snprintf(name, sizeof(name), "n%d.merge%d.test",
+			       i, (i + 1) % 7);
+		assert_false(domset_match(d, name, (size_t)len));
+	}
+	assert_int_equal(domset_walk(d, flags_of, &flags), 0);
+	assert_int_equal(flags, DOM_EXACT | DOM_BELOW);
+	domset_free(d);
+}
+
 /*
  * A blocklist's size: 1,000,000 names (plus their parents as "*." patterns
  * would double it; these are distinct names). Asserts the memory bound
@@ -346,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_domain),
 		cmocka_unit_test(test_domain_walk),
+		cmocka_unit_test(test_domain_merge_after_grow),
 		cmocka_unit_test(test_domain_million),
 		cmocka_unit_test(test_big_u32),
 	};
