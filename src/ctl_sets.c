@@ -59,7 +59,7 @@ static json_t *set_json(struct policy *p, unsigned i)
 		      "size", (json_int_t)st.max,
 		      "timeout", (json_int_t)(v.dyn ?
 				dynset_default_timeout(v.dyn) / 1000000 : 0),
-		      "memory", (json_int_t)(st.memory + n_static * 32),
+		      "memory", (json_int_t)(st.memory + set_bytes(v.elems)),
 		      "adds", (json_int_t)st.adds,
 		      "deletes", (json_int_t)st.deletes,
 		      "expiries", (json_int_t)st.expiries,

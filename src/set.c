@@ -193,9 +193,11 @@ bool set_has_domain(const struct set *s, const char *name, size_t len)
 	return s->kind == SETK_DOMAIN && domset_match(s->dom, name, len);
 }
 
-size_t set_domain_bytes(const struct set *s)
+size_t set_bytes(const struct set *s)
 {
-	return s->dom ? domset_bytes(s->dom) : 0;
+	if (s->dom)
+		return domset_bytes(s->dom);
+	return 32 * (s->n_exact + s->n_ivs);
 }
 
 /* Hashes: multiplicative, top BITS bits. */
