@@ -52,7 +52,7 @@ void domset_finish(struct domset *d);
 bool domset_match(const struct domset *d, const char *name, size_t len);
 
 size_t domset_count(const struct domset *d);
-/* Bytes the set holds (table and arena). */
+/* Bytes the set holds (table, arena and filter). */
 size_t domset_bytes(const struct domset *d);
 
 /* FN(ARG, NAME, FLAGS) for every name, in the order first added; a
