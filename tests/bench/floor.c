@@ -13,6 +13,11 @@
  * messages, one NFQNL_MSG_VERDICT_BATCH (NF_ACCEPT up to the last id) in
  * one sendmsg. No parsing beyond the packet id, no counters, no policy.
  * -p pins the thread of the i-th listed queue to CPU i (nfqd's cpu-pin).
+ * -m MB adds one random 8-byte read a packet in an array of MB megabytes
+ * (a power of two, on huge pages like nfqd's tables), each read's address
+ * made from the value the one before read, so that every packet waits for
+ * its read as a lookup a packet waits for its table: the cost of a cache
+ * miss a packet on this machine, measured the way nfqd is (bench names).
  * SIGTERM/SIGINT: the threads stop, unbind and the program exits 0.
  */
 #include <arpa/inet.h>
@@ -29,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,7 +62,7 @@ struct fl_queue {
 };
 
 static struct {
-	unsigned long long maxlen, rcvbuf, range, batch;
+	unsigned long long maxlen, rcvbuf, range, batch, chase_mb;
 	bool gso;
 	bool pin;
 } opt = {
@@ -67,6 +73,9 @@ static struct {
 };
 
 static struct fl_queue queues[FL_MAX_QUEUES];
+static uint64_t *chase;		/* -m: the array read, chase_mask + 1 words */
+static size_t chase_mask;
+static volatile uint64_t chase_sink;	/* keeps the reads from being dropped */
 static unsigned int nqueues;
 static volatile sig_atomic_t stop;
 
@@ -79,14 +88,16 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: nfqd-floor -q NUM[,NUM...] [-l MAXLEN] [-r RCVBUF] [-c RANGE]\n"
-		"                  [-b BATCH] [-g] [-p]\n"
+		"                  [-b BATCH] [-g] [-p] [-m MB]\n"
 		"  -q LIST     queues to bind, one thread each\n"
 		"  -l MAXLEN   kernel queue length (default 1024)\n"
 		"  -r RCVBUF   SO_RCVBUFFORCE bytes, K/M/G suffix (default 8M)\n"
 		"  -c RANGE    copy range in bytes (default 64)\n"
 		"  -b BATCH    messages per recvmmsg (default 64, max %d)\n"
 		"  -g          set the queue's GSO flag (default: cleared)\n"
-		"  -p          pin the i-th queue's thread to CPU i\n",
+		"  -p          pin the i-th queue's thread to CPU i\n"
+		"  -m MB       one dependent random read a packet in MB megabytes\n"
+		"              (a power of two, 1..4096)\n",
 		FL_MAX_BATCH);
 }
 
@@ -247,6 +258,36 @@ static bool last_id(char *buf, size_t len, uint32_t *id)
 	return found;
 }
 
+/* -m: the array, its words random, on huge pages and touched now. */
+static int chase_init(void)
+{
+	size_t bytes = (size_t)opt.chase_mb << 20;
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	chase = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (chase == MAP_FAILED)
+		return -1;
+#ifdef MADV_HUGEPAGE
+	(void)madvise(chase, bytes, MADV_HUGEPAGE);
+#endif
+	chase_mask = bytes / sizeof(*chase) - 1;
+	for (size_t i = 0; i <= chase_mask; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		chase[i] = x;
+	}
+	return 0;
+}
+
+/* The read of one packet: its address from the value V read before. */
+static uint64_t chase_read(uint64_t v)
+{
+	v = (v ^ (v >> 31)) * 0xbf58476d1ce4e5b9ull;
+	return chase[(v ^ (v >> 27)) & chase_mask];
+}
+
 static void *queue_loop(void *arg)
 {
 	struct fl_queue *q = arg;
@@ -257,6 +298,7 @@ static void *queue_loop(void *arg)
 	char *rx = malloc(each * n);
 	char vbuf[MNL_SOCKET_BUFFER_SIZE];
 	int fd = mnl_socket_get_fd(q->nl);
+	uint64_t v = q->num;	/* the last value chase_read() read */
 
 	if (!msgs || !iov || !rx) {
 		fprintf(stderr, "nfqd-floor: queue %u: out of memory\n",
@@ -285,9 +327,13 @@ static void *queue_loop(void *arg)
 			q->rc = 1;
 			break;
 		}
-		for (int i = 0; i < r; i++)
+		for (int i = 0; i < r; i++) {
 			have |= last_id(rx + (size_t)i * each, msgs[i].msg_len,
 					&id);
+			if (chase)
+				v = chase_read(v);
+		}
+		chase_sink = v;
 		if (!have)
 			continue;
 		nlh = nfq_nlmsg_put(vbuf, NFQNL_MSG_VERDICT_BATCH, q->num);
@@ -345,7 +391,7 @@ static int parse_args(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "q:l:r:c:b:gph")) != -1) {
+	while ((c = getopt(argc, argv, "q:l:r:c:b:gpm:h")) != -1) {
 		switch (c) {
 		case 'q':
 			if (parse_queues(optarg))
@@ -373,6 +419,11 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'p':
 			opt.pin = true;
+			break;
+		case 'm':
+			if (parse_size(optarg, 4096, &opt.chase_mb) ||
+			    !opt.chase_mb || (opt.chase_mb & (opt.chase_mb - 1)))
+				goto bad;
 			break;
 		case 'h':
 			usage(stdout);
@@ -402,6 +453,11 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv) < 0)
 		return 2;
+	if (opt.chase_mb && chase_init() < 0) {
+		fprintf(stderr, "nfqd-floor: -m %llu: %s\n", opt.chase_mb,
+			strerror(errno));
+		return 1;
+	}
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_wake;	/* no SA_RESTART: recvmmsg returns */
