@@ -13,11 +13,17 @@
  * messages, one NFQNL_MSG_VERDICT_BATCH (NF_ACCEPT up to the last id) in
  * one sendmsg. No parsing beyond the packet id, no counters, no policy.
  * -p pins the thread of the i-th listed queue to CPU i (nfqd's cpu-pin).
- * -m MB adds one random 8-byte read a packet in an array of MB megabytes
- * (a power of two, on huge pages like nfqd's tables), each read's address
- * made from the value the one before read, so that every packet waits for
- * its read as a lookup a packet waits for its table: the cost of a cache
- * miss a packet on this machine, measured the way nfqd is (bench names).
+ * -L wait|batch adds, per packet, the memory reads of a lookup in a
+ * million-name domain set and nothing else (no name, no hashing): 3
+ * random words of a 2 MB filter (a name's label suffixes), and for 1
+ * packet in 8 (a listed name or a filter's false positive) a random word
+ * of a 16 MB table and then one of a 32 MB arena that the first chose, all
+ * on huge pages like nfqd's. "wait": a packet's reads start when the
+ * packet before has its answer, as when packets are judged one after the
+ * other; "batch": the reads of a whole receive batch are prefetched
+ * stage by stage before any is used, the best a look-ahead could do. The
+ * bench's names phase runs both: what the set's memory costs on this
+ * machine, apart from any code.
  * SIGTERM/SIGINT: the threads stop, unbind and the program exits 0.
  */
 #include <arpa/inet.h>
@@ -62,7 +68,8 @@ struct fl_queue {
 };
 
 static struct {
-	unsigned long long maxlen, rcvbuf, range, batch, chase_mb;
+	unsigned long long maxlen, rcvbuf, range, batch;
+	int lookup;		/* -L: LK_NONE, LK_WAIT or LK_BATCH */
 	bool gso;
 	bool pin;
 } opt = {
@@ -73,9 +80,17 @@ static struct {
 };
 
 static struct fl_queue queues[FL_MAX_QUEUES];
-static uint64_t *chase;		/* -m: the array read, chase_mask + 1 words */
-static size_t chase_mask;
-static volatile uint64_t chase_sink;	/* keeps the reads from being dropped */
+enum { LK_NONE, LK_WAIT, LK_BATCH };
+#define LK_FILTER_MB	2
+#define LK_TABLE_MB	16
+#define LK_ARENA_MB	32
+#define LK_PROBES	3	/* filter words a packet */
+#define LK_DEEP		8	/* 1 packet in this many reads table and arena */
+
+/* -L: the arrays read, each a power of two of words, and their masks. */
+static uint64_t *lk_filter, *lk_table, *lk_arena;
+static size_t lk_fmask, lk_tmask, lk_amask;
+static volatile uint64_t lk_sink;	/* keeps the reads from being dropped */
 static unsigned int nqueues;
 static volatile sig_atomic_t stop;
 
@@ -88,7 +103,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: nfqd-floor -q NUM[,NUM...] [-l MAXLEN] [-r RCVBUF] [-c RANGE]\n"
-		"                  [-b BATCH] [-g] [-p] [-m MB]\n"
+		"                  [-b BATCH] [-g] [-p] [-L wait|batch]\n"
 		"  -q LIST     queues to bind, one thread each\n"
 		"  -l MAXLEN   kernel queue length (default 1024)\n"
 		"  -r RCVBUF   SO_RCVBUFFORCE bytes, K/M/G suffix (default 8M)\n"
@@ -96,8 +111,9 @@ static void usage(FILE *f)
 		"  -b BATCH    messages per recvmmsg (default 64, max %d)\n"
 		"  -g          set the queue's GSO flag (default: cleared)\n"
 		"  -p          pin the i-th queue's thread to CPU i\n"
-		"  -m MB       one dependent random read a packet in MB megabytes\n"
-		"              (a power of two, 1..4096)\n",
+		"  -L MODE     a domain-set lookup's memory reads a packet, MODE\n"
+		"              wait (one packet after the other) or batch (the\n"
+		"              receive batch's reads prefetched first)\n",
 		FL_MAX_BATCH);
 }
 
@@ -258,34 +274,92 @@ static bool last_id(char *buf, size_t len, uint32_t *id)
 	return found;
 }
 
-/* -m: the array, its words random, on huge pages and touched now. */
-static int chase_init(void)
+/* MB megabytes of random words on huge pages, touched now; *MASK: words - 1. */
+static uint64_t *lk_array(size_t mb, size_t *mask)
 {
-	size_t bytes = (size_t)opt.chase_mb << 20;
-	uint64_t x = 0x9e3779b97f4a7c15ull;
+	size_t bytes = mb << 20;
+	uint64_t *a, x = 0x9e3779b97f4a7c15ull ^ mb;
 
-	chase = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (chase == MAP_FAILED)
-		return -1;
+	a = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (a == MAP_FAILED)
+		return NULL;
 #ifdef MADV_HUGEPAGE
-	(void)madvise(chase, bytes, MADV_HUGEPAGE);
+	(void)madvise(a, bytes, MADV_HUGEPAGE);
 #endif
-	chase_mask = bytes / sizeof(*chase) - 1;
-	for (size_t i = 0; i <= chase_mask; i++) {
+	*mask = bytes / sizeof(*a) - 1;
+	for (size_t i = 0; i <= *mask; i++) {
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;
-		chase[i] = x;
+		a[i] = x;
 	}
-	return 0;
+	return a;
 }
 
-/* The read of one packet: its address from the value V read before. */
-static uint64_t chase_read(uint64_t v)
+static int lk_init(void)
+{
+	lk_filter = lk_array(LK_FILTER_MB, &lk_fmask);
+	lk_table = lk_array(LK_TABLE_MB, &lk_tmask);
+	lk_arena = lk_array(LK_ARENA_MB, &lk_amask);
+	return lk_filter && lk_table && lk_arena ? 0 : -1;
+}
+
+static uint64_t lk_mix(uint64_t v)
 {
 	v = (v ^ (v >> 31)) * 0xbf58476d1ce4e5b9ull;
-	return chase[(v ^ (v >> 27)) & chase_mask];
+	return v ^ (v >> 27);
+}
+
+/* Filter word J of packet N. */
+static size_t lk_fword(uint64_t n, unsigned j)
+{
+	return lk_mix(n * LK_PROBES + j) & lk_fmask;
+}
+
+/* "wait": packet N's reads, made from V, the answer of the packet before;
+ * returns this packet's answer. */
+static uint64_t lk_wait(uint64_t n, uint64_t v)
+{
+	uint64_t key = n ^ v;
+
+	for (unsigned j = 0; j < LK_PROBES; j++)
+		__builtin_prefetch(&lk_filter[lk_fword(key, j)]);
+	for (unsigned j = 0; j < LK_PROBES; j++)
+		v += lk_filter[lk_fword(key, j)];
+	if (n % LK_DEEP == 0) {
+		v += lk_table[lk_mix(v) & lk_tmask];
+		v += lk_arena[lk_mix(v) & lk_amask];
+	}
+	return v;
+}
+
+/* "batch": the reads of packets N..N+R-1, stage by stage, every stage's
+ * addresses prefetched before the stage reads them. */
+static uint64_t lk_batch(uint64_t n, int r)
+{
+	uint64_t v = 0, t[FL_MAX_BATCH], a[FL_MAX_BATCH];
+
+	for (int i = 0; i < r; i++)
+		for (unsigned j = 0; j < LK_PROBES; j++)
+			__builtin_prefetch(&lk_filter[lk_fword(n + i, j)]);
+	for (int i = 0; i < r; i++) {
+		for (unsigned j = 0; j < LK_PROBES; j++)
+			v += lk_filter[lk_fword(n + i, j)];
+		t[i] = lk_mix(v) & lk_tmask;
+		if ((n + i) % LK_DEEP == 0)
+			__builtin_prefetch(&lk_table[t[i]]);
+	}
+	for (int i = 0; i < r; i++) {
+		if ((n + i) % LK_DEEP)
+			continue;
+		a[i] = lk_mix(lk_table[t[i]]) & lk_amask;
+		__builtin_prefetch(&lk_arena[a[i]]);
+	}
+	for (int i = 0; i < r; i++)
+		if ((n + i) % LK_DEEP == 0)
+			v += lk_arena[a[i]];
+	return v;
 }
 
 static void *queue_loop(void *arg)
@@ -298,7 +372,7 @@ static void *queue_loop(void *arg)
 	char *rx = malloc(each * n);
 	char vbuf[MNL_SOCKET_BUFFER_SIZE];
 	int fd = mnl_socket_get_fd(q->nl);
-	uint64_t v = q->num;	/* the last value chase_read() read */
+	uint64_t lk_n = 0, lk_v = q->num;	/* -L: packets, last answer */
 
 	if (!msgs || !iov || !rx) {
 		fprintf(stderr, "nfqd-floor: queue %u: out of memory\n",
@@ -330,10 +404,14 @@ static void *queue_loop(void *arg)
 		for (int i = 0; i < r; i++) {
 			have |= last_id(rx + (size_t)i * each, msgs[i].msg_len,
 					&id);
-			if (chase)
-				v = chase_read(v);
+			if (opt.lookup == LK_WAIT)
+				lk_v = lk_wait(lk_n++, lk_v);
 		}
-		chase_sink = v;
+		if (opt.lookup == LK_BATCH) {
+			lk_v += lk_batch(lk_n, r);
+			lk_n += (uint64_t)r;
+		}
+		lk_sink = lk_v;
 		if (!have)
 			continue;
 		nlh = nfq_nlmsg_put(vbuf, NFQNL_MSG_VERDICT_BATCH, q->num);
@@ -391,7 +469,7 @@ static int parse_args(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "q:l:r:c:b:gpm:h")) != -1) {
+	while ((c = getopt(argc, argv, "q:l:r:c:b:gpL:h")) != -1) {
 		switch (c) {
 		case 'q':
 			if (parse_queues(optarg))
@@ -420,9 +498,12 @@ static int parse_args(int argc, char **argv)
 		case 'p':
 			opt.pin = true;
 			break;
-		case 'm':
-			if (parse_size(optarg, 4096, &opt.chase_mb) ||
-			    !opt.chase_mb || (opt.chase_mb & (opt.chase_mb - 1)))
+		case 'L':
+			if (!strcmp(optarg, "wait"))
+				opt.lookup = LK_WAIT;
+			else if (!strcmp(optarg, "batch"))
+				opt.lookup = LK_BATCH;
+			else
 				goto bad;
 			break;
 		case 'h':
@@ -453,9 +534,8 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv) < 0)
 		return 2;
-	if (opt.chase_mb && chase_init() < 0) {
-		fprintf(stderr, "nfqd-floor: -m %llu: %s\n", opt.chase_mb,
-			strerror(errno));
+	if (opt.lookup != LK_NONE && lk_init() < 0) {
+		fprintf(stderr, "nfqd-floor: -L: %s\n", strerror(errno));
 		return 1;
 	}
 
