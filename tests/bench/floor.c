@@ -80,6 +80,9 @@ static struct {
 };
 
 static struct fl_queue queues[FL_MAX_QUEUES];
+static unsigned int nqueues;
+static volatile sig_atomic_t stop;
+
 enum { LK_NONE, LK_WAIT, LK_BATCH };
 #define LK_FILTER_MB	2
 #define LK_TABLE_MB	16
@@ -91,8 +94,6 @@ enum { LK_NONE, LK_WAIT, LK_BATCH };
 static uint64_t *lk_filter, *lk_table, *lk_arena;
 static size_t lk_fmask, lk_tmask, lk_amask;
 static volatile uint64_t lk_sink;	/* keeps the reads from being dropped */
-static unsigned int nqueues;
-static volatile sig_atomic_t stop;
 
 static void on_wake(int sig)
 {
