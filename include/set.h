@@ -70,9 +70,9 @@ int set_walk(const struct set *s, set_walk_fn fn, void *arg);
 /* Number of distinct exact values (domain: names) and of merged
  * intervals (for tests). */
 size_t set_n_exact(const struct set *s);
+size_t set_n_intervals(const struct set *s);
 /* Bytes the set's elements hold: a domain set's table, names and filter
  * as allocated; for other kinds 32 bytes an element, an estimate. */
 size_t set_bytes(const struct set *s);
-size_t set_n_intervals(const struct set *s);
 
 #endif
