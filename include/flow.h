@@ -53,11 +53,13 @@ enum flow_fate {
 
 /*
  * What PKT's names are (*OUT), gathering its bytes into its flow; NOW_NS a
- * monotonic clock. Returns the flow's handle for flow_note_drop(), or
- * NULL; *FATE says whether to judge the packet at all.
+ * monotonic clock; AHEAD what flow_ahead() said of PKT, or NULL. Returns
+ * the flow's handle for flow_note_drop(), or NULL; *FATE says whether to
+ * judge the packet at all.
  */
 void *flow_names(struct flowtab *t, const struct pkt *pkt, uint64_t now_ns,
-		 struct pkt_names *out, enum flow_fate *fate);
+		 const struct pkt_names *ahead, struct pkt_names *out,
+		 enum flow_fate *fate);
 
 /* The packet of flow F (from flow_names()) was dropped on its name. */
 void flow_note_drop(void *f);
@@ -70,5 +72,17 @@ const struct flow_counters *flowtab_counters(const struct flowtab *t);
  */
 void flow_packet_names(const struct flowtab *t, const struct pkt *pkt,
 		       struct pkt_names *out);
+
+/*
+ * A few packets before flow_names() of PKT, changing nothing: *OUT gets
+ * what PKT alone shows of its names. For a UDP packet that is what
+ * flow_packet_names() says, and flow_names() takes it instead of parsing
+ * the packet again; for a TCP segment that holds a whole ClientHello it
+ * is that ClientHello's name, a guess the flow decides on later. Either
+ * way a name it finds (PRESENT) is what the rules will likely look up:
+ * its memory can be asked for early (policy_prefetch_name()).
+ */
+void flow_ahead(const struct flowtab *t, const struct pkt *pkt,
+		struct pkt_names *out);
 
 #endif

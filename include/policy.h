@@ -64,6 +64,15 @@ void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
 /* Does some rule match on names (the worker then fills pkt->names)? */
 bool policy_has_names(const struct policy *p);
 
+/*
+ * Ask for the memory the lookups of NAME (LEN bytes, normalised), a name
+ * of protocol PROTO (enum name_proto), in the policy's domain sets will
+ * read, without waiting for it: a few packets before the packet is
+ * judged, so that the cache misses of several packets overlap.
+ */
+void policy_prefetch_name(const struct policy *p, unsigned proto,
+			  const char *name, size_t len);
+
 enum policy_eval { POLICY_EVAL_AUTO, POLICY_EVAL_LINEAR, POLICY_EVAL_INDEX };
 #define POLICY_INDEX_MIN_RULES	8
 void policy_set_eval(struct policy *p, enum policy_eval e);

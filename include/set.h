@@ -55,6 +55,8 @@ bool set_has_u128(const struct set *s, const uint8_t v[16]);
 bool set_has_str(const struct set *s, const char *name);
 /* NAME: normalised (names.h), LEN bytes. */
 bool set_has_domain(const struct set *s, const char *name, size_t len);
+/* Ask for the memory set_has_domain() will read (domset_prefetch()). */
+void set_prefetch_domain(const struct set *s, const char *name, size_t len);
 
 /*
  * Visit every element of a finished set: FN(ARG, LO, HI) once per exact

@@ -324,6 +324,19 @@ bool domset_match(const struct domset *d, const char *name, size_t len)
 	return false;
 }
 
+void domset_prefetch(const struct domset *d, const char *name, size_t len)
+{
+	uint64_t h[SUFFIX_MAX];
+	size_t at[SUFFIX_MAX];
+	unsigned n;
+
+	if (!d->n || !len || !d->filter)
+		return;
+	n = suffixes(name, len, h, at);
+	for (unsigned k = 0; k < n; k++)
+		__builtin_prefetch(&d->filter[filter_word(d, h[k])]);
+}
+
 size_t domset_count(const struct domset *d)
 {
 	return d->n;

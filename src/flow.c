@@ -19,27 +19,36 @@
 
 enum flow_state { FL_FREE, FL_GATHER, FL_DONE };
 
-/* What a packet of a settled flow reads (key, state, the answer's head
- * and a short name) is in the first cache line. */
+/* The bytes of a flow that gathers: a stream and its buffers. */
+struct gathering {
+	struct name_stream st;
+	uint8_t mem[];		/* name_stream_bytes(FLOW_GATHER) */
+};
+
+/* One cache line holds all a flow is made with (insert(), flow_clear())
+ * and all a packet of a settled flow reads (key, state, the answer's
+ * head and the first byte of its name): a new flow costs one line. */
 struct flow {
 	uint8_t key[37];	/* proto, client addr+port, server addr+port */
 	uint8_t state;		/* enum flow_state */
 	bool dropped;
 	bool quic;
-	struct pkt_names names;	/* FL_DONE: the answer */
 	uint32_t isn;		/* TCP: the client's first data byte's seq */
 	uint32_t judged;	/* TCP: client bytes the name stands for */
-	uint8_t *mem;		/* FL_GATHER: the stream's buffers */
-	struct name_stream st;
-};
+	struct gathering *g;	/* FL_GATHER: the stream, once it needs one */
+	struct pkt_names names;	/* FL_DONE: the answer */
+} __attribute__((aligned(64)));
+_Static_assert(offsetof(struct flow, names.n.name) < 64,
+	       "a flow's first line holds all but its name's bytes");
 
 struct flowtab {
 	struct flow *f;
 	uint64_t *hs;		/* per flow: its key hash, 0 when free */
 	uint64_t *seen;		/* per flow: last seen (monotonic ns) */
 	uint8_t *quic_in;	/* per bucket: its QUIC flows (UDP flows) */
+	size_t n_quic;		/* QUIC flows in all */
 	size_t n_buckets;
-	uint64_t seed;		/* hash_key() */
+	uint64_t seed;		/* hash_flow() */
 	uint64_t timeout_ns;
 	uint16_t dns_ports[FLOW_DNS_PORTS_MAX];
 	unsigned n_dns;
@@ -109,18 +118,19 @@ static void touch(struct flowtab *t, const struct flow *f, uint64_t now)
 
 static void flow_clear(struct flowtab *t, struct flow *f)
 {
-	if (f->mem) {
-		free(f->mem);
+	if (f->g) {
+		free(f->g);
 		t->c.pending--;
 	}
 	if (f->state != FL_FREE)
 		t->c.flows--;
-	if (f->quic)
+	if (f->quic) {
 		t->quic_in[slot_of(t, f) / WAYS]--;
+		t->n_quic--;
+	}
 	/* All but the name's bytes: they are written with its length. */
 	memset(f, 0, offsetof(struct flow, names.n.name));
 	f->names.n.name[0] = '\0';
-	memset(&f->isn, 0, sizeof(*f) - offsetof(struct flow, isn));
 	t->hs[slot_of(t, f)] = 0;
 	t->seen[slot_of(t, f)] = 0;
 }
@@ -130,7 +140,7 @@ void flowtab_free(struct flowtab *t)
 	if (!t)
 		return;
 	for (size_t i = 0; t->f && i < slots(t); i++)
-		free(t->f[i].mem);
+		free(t->f[i].g);
 	bigmem_free(t->f, slots(t) * sizeof(*t->f));
 	bigmem_free(t->hs, slots(t) * sizeof(*t->hs));
 	bigmem_free(t->seen, slots(t) * sizeof(*t->seen));
@@ -246,21 +256,38 @@ static void make_key(const struct pkt *p, bool from_client, uint8_t key[37])
 	key[36] = (uint8_t)sp;
 }
 
-/* The key's hash, 8 bytes a step, seeded per table so that flows cannot
- * be chosen from outside to share a bucket. Never 0 (a free slot). */
-static uint64_t hash_key(const struct flowtab *t, const uint8_t key[37])
+static uint64_t word_at(const uint8_t *b)
 {
-	uint64_t h = t->seed, w;
-	unsigned i;
+	uint64_t w;
 
-	for (i = 0; i + 8 <= 37; i += 8) {
-		memcpy(&w, key + i, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	w = 0;
-	memcpy(&w, key + i, 37 - i);
-	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+	memcpy(&w, b, sizeof(w));
+	return w;
+}
+
+static uint64_t hash_step(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * 0xff51afd7ed558ccdull;
+	return h ^ h >> 32;
+}
+
+/* The hash of P's flow key (make_key(P, FROM_CLIENT)), seeded per table
+ * so that flows cannot be chosen from outside to share a bucket; read
+ * from P's fields a word at a time (not from the key's bytes, just
+ * written one by one). Never 0 (a free slot). */
+static uint64_t hash_flow(const struct flowtab *t, const struct pkt *p,
+			  bool from_client)
+{
+	const uint8_t *ca = from_client ? p->saddr : p->daddr;
+	const uint8_t *sa = from_client ? p->daddr : p->saddr;
+	uint64_t cp = from_client ? p->sport : p->dport;
+	uint64_t sp = from_client ? p->dport : p->sport;
+	uint64_t h = t->seed;
+
+	h = hash_step(h, word_at(ca));
+	h = hash_step(h, word_at(ca + 8));
+	h = hash_step(h, word_at(sa));
+	h = hash_step(h, word_at(sa + 8));
+	h = (h ^ (p->l4proto | cp << 8 | sp << 24)) * 0xc4ceb9fe1a85ec53ull;
 	h ^= h >> 29;
 	return h ? h : 1;
 }
@@ -277,8 +304,34 @@ static size_t bucket_of(const struct flowtab *t, uint64_t h)
 #endif
 }
 
-static struct flow *lookup(struct flowtab *t, const uint8_t key[37],
-			   uint64_t h, uint64_t now)
+/* Ask for the lines of the bucket a client's packet P looks up. */
+static void prefetch_bucket(const struct flowtab *t, const struct pkt *p)
+{
+	size_t b;
+
+	b = bucket_of(t, hash_flow(t, p, true));
+	__builtin_prefetch(&t->hs[b]);
+	__builtin_prefetch(&t->seen[b]);
+}
+
+/* Is KEY the flow key of P (make_key(P, FROM_CLIENT))? */
+static bool key_is(const uint8_t key[37], const struct pkt *p,
+		   bool from_client)
+{
+	const uint8_t *ca = from_client ? p->saddr : p->daddr;
+	const uint8_t *sa = from_client ? p->daddr : p->saddr;
+	uint16_t cp = from_client ? p->sport : p->dport;
+	uint16_t sp = from_client ? p->dport : p->sport;
+
+	return key[0] == p->l4proto && !memcmp(key + 1, ca, 16) &&
+	       key[17] == (uint8_t)(cp >> 8) && key[18] == (uint8_t)cp &&
+	       !memcmp(key + 19, sa, 16) &&
+	       key[35] == (uint8_t)(sp >> 8) && key[36] == (uint8_t)sp;
+}
+
+/* The flow of P's key (make_key(P, FROM_CLIENT)), hash H. */
+static struct flow *lookup(struct flowtab *t, const struct pkt *p,
+			   bool from_client, uint64_t h, uint64_t now)
 {
 	size_t b = bucket_of(t, h);
 
@@ -290,7 +343,7 @@ static struct flow *lookup(struct flowtab *t, const uint8_t key[37],
 		if (t->hs[b + i] != h)	/* a free slot's is 0, never a hash */
 			continue;
 		f = &t->f[b + i];
-		if (memcmp(f->key, key, 37))
+		if (!key_is(f->key, p, from_client))
 			continue;
 		if (now - t->seen[b + i] > t->timeout_ns) {
 			flow_clear(t, f);	/* idle too long: forgotten */
@@ -303,8 +356,8 @@ static struct flow *lookup(struct flowtab *t, const uint8_t key[37],
 
 /* A fresh flow for KEY: a free or idle slot, else the bucket's least
  * recently seen (an eviction). */
-static struct flow *insert(struct flowtab *t, const uint8_t key[37],
-			   uint64_t h, uint64_t now)
+static struct flow *insert(struct flowtab *t, const struct pkt *p,
+			   bool from_client, uint64_t h, uint64_t now)
 {
 	size_t b = bucket_of(t, h), v = b;
 	struct flow *f;
@@ -324,7 +377,7 @@ static struct flow *insert(struct flowtab *t, const uint8_t key[37],
 	flow_clear(t, f);
 	t->hs[v] = h;
 	t->seen[v] = now;
-	memcpy(f->key, key, 37);
+	make_key(p, from_client, f->key);
 	f->state = FL_GATHER;
 	t->c.flows++;
 	return f;
@@ -336,9 +389,9 @@ static void finish(struct flowtab *t, struct flow *f,
 {
 	if (n->proto == NP_DNS && n->state == PKT_PRESENT && len >= 2)
 		f->judged = 2u + (uint32_t)(d[0] << 8 | d[1]);
-	if (f->mem) {
-		free(f->mem);
-		f->mem = NULL;
+	if (f->g) {
+		free(f->g);
+		f->g = NULL;
 		t->c.pending--;
 	}
 	f->state = FL_DONE;
@@ -352,15 +405,15 @@ static void finish(struct flowtab *t, struct flow *f,
 /* A gathering buffer for F; false when too many flows gather at once. */
 static bool gather_buf(struct flowtab *t, struct flow *f)
 {
-	if (f->mem)
+	if (f->g)
 		return true;
 	if (t->c.pending >= FLOW_PENDING_MAX)
 		return false;
-	f->mem = malloc(name_stream_bytes(FLOW_GATHER));
-	if (!f->mem)
+	f->g = malloc(sizeof(*f->g) + name_stream_bytes(FLOW_GATHER));
+	if (!f->g)
 		return false;
 	t->c.pending++;
-	name_stream_init(&f->st, f->mem, FLOW_GATHER);
+	name_stream_init(&f->g->st, f->g->mem, FLOW_GATHER);
 	return true;
 }
 
@@ -395,12 +448,19 @@ static enum name_result parse_stream(const struct flowtab *t,
  */
 static bool settle_at_once(struct flowtab *t, struct flow *f,
 			   const uint8_t *d, uint32_t n, bool cut,
-			   struct pkt_names *o)
+			   const struct pkt_names *ahead, struct pkt_names *o)
 {
 	struct name_out name;
 	enum name_result r;
 	uint8_t proto = NP_NONE;
 
+	if (ahead && ahead->state == PKT_PRESENT) {
+		/* flow_ahead() parsed these very bytes as parse_stream()
+		 * would have: a ClientHello, whole. */
+		names_copy(o, ahead);
+		finish(t, f, o, d, n);
+		return true;
+	}
 	if (n > FLOW_GATHER) {	/* what a buffer would hold, no more */
 		n = FLOW_GATHER;
 		cut = true;
@@ -418,38 +478,38 @@ static bool settle_at_once(struct flowtab *t, struct flow *f,
 /* New bytes at OFF for gathering flow F: settle it if they tell. */
 static void gather(struct flowtab *t, struct flow *f, uint64_t off,
 		   const uint8_t *d, uint32_t n, bool cut,
-		   struct pkt_names *o)
+		   const struct pkt_names *ahead, struct pkt_names *o)
 {
 	struct name_out name;
 	enum name_result r;
 	uint8_t proto = NP_NONE;
 	int rc;
 
-	if (!f->mem && off == 0 && settle_at_once(t, f, d, n, cut, o))
+	if (!f->g && off == 0 && settle_at_once(t, f, d, n, cut, ahead, o))
 		return;
 	if (!gather_buf(t, f)) {
 		set(o, PKT_INCOMPLETE, NP_NONE);
 		finish(t, f, o, NULL, 0);
 		return;
 	}
-	rc = name_stream_put(&f->st, off, d, n);
+	rc = name_stream_put(&f->g->st, off, d, n);
 	if (rc < 0) {		/* a retransmission with other bytes */
 		set(o, PKT_INCOMPLETE, NP_NONE);
 		finish(t, f, o, NULL, 0);
 		return;
 	}
-	r = parse_stream(t, f, f->st.buf, f->st.contig, &name, &proto);
-	if (r == NAME_MORE && (cut || f->st.contig == f->st.cap))
+	r = parse_stream(t, f, f->g->st.buf, f->g->st.contig, &name, &proto);
+	if (r == NAME_MORE && (cut || f->g->st.contig == f->g->st.cap))
 		r = NAME_BAD;	/* past the copy or the limit: unseen */
 	from_result(o, r, proto, &name);
 	if (r != NAME_MORE)
-		finish(t, f, o, f->st.buf, f->st.contig);
+		finish(t, f, o, f->g->st.buf, f->g->st.contig);
 }
 
 static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
-		      struct pkt_names *o, struct flow **fp)
+		      const struct pkt_names *ahead, struct pkt_names *o,
+		      struct flow **fp)
 {
-	uint8_t key[37];
 	const uint8_t *d;
 	uint32_t copied, len, seq;
 	bool syn = (p->tcp_flags & (TCPF_SYN | TCPF_ACK)) == TCPF_SYN;
@@ -461,13 +521,11 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		set(o, PKT_INCOMPLETE, NP_NONE);
 		return;
 	}
-	make_key(p, true, key);
-	h = hash_key(t, key);
-	f = lookup(t, key, h, now);
+	h = hash_flow(t, p, true);
+	f = lookup(t, p, true, h, now);
 	if (!f && !syn) {
-		make_key(p, false, key);
-		h = hash_key(t, key);
-		f = lookup(t, key, h, now);
+		h = hash_flow(t, p, false);
+		f = lookup(t, p, false, h, now);
 		from_client = false;
 	}
 	{
@@ -483,7 +541,7 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 			goto known;
 		if (f)
 			flow_clear(t, f);
-		f = insert(t, key, h, now);
+		f = insert(t, p, true, h, now);
 		f->isn = seq + 1;
 		*fp = f;
 		set(o, NAMES_PENDING, NP_NONE);
@@ -510,7 +568,8 @@ known:
 	set(o, NAMES_PENDING, NP_NONE);
 	if (!from_client || len == 0)
 		return;
-	gather(t, f, (uint32_t)(seq - f->isn), d, copied, copied < len, o);
+	gather(t, f, (uint32_t)(seq - f->isn), d, copied, copied < len,
+	       ahead, o);
 	/* The segment that completes a DNS query and goes on (a second
 	 * query behind it) is not judged on the first alone. */
 	if (f->state == FL_DONE && o->proto == NP_DNS &&
@@ -537,25 +596,29 @@ static bool quic_may(const struct flowtab *t, uint64_t h, const uint8_t *d,
 }
 
 static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
-		      struct pkt_names *o, struct flow **fp)
+		      const struct pkt_names *ahead, struct pkt_names *o,
+		      struct flow **fp)
 {
 	static __thread struct quic_initial q;
-	uint8_t key[37];
 	const uint8_t *d;
 	uint32_t copied, len;
 	struct flow *f;
 	enum name_result r;
 	uint64_t h;
 
-	flow_packet_names(t, p, o);
+	if (ahead)
+		names_copy(o, ahead);
+	else
+		flow_packet_names(t, p, o);
 	if (o->proto == NP_DNS || !l4_payload(p, &d, &copied, &len) ||
 	    dns_port(t, p->dport))
 		return;
-	make_key(p, true, key);
-	h = hash_key(t, key);
-	if (!quic_may(t, h, d, copied))
+	if (!quic_long(d, copied) && !t->n_quic)
 		return;		/* not QUIC, no QUIC flow: no name */
-	f = lookup(t, key, h, now);
+	h = hash_flow(t, p, true);
+	if (!quic_may(t, h, d, copied))
+		return;
+	f = lookup(t, p, true, h, now);
 	if (f && f->state == FL_DONE) {
 		touch(t, f, now);
 		*fp = f;
@@ -577,22 +640,47 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		return;
 	}
 	if (!f)
-		f = insert(t, key, h, now);
-	if (!f->quic)
+		f = insert(t, p, true, h, now);
+	if (!f->quic) {
 		t->quic_in[slot_of(t, f) / WAYS]++;
+		t->n_quic++;
+	}
 	f->quic = true;
 	touch(t, f, now);
 	*fp = f;
 	set(o, NAMES_PENDING, NP_TLS);
 	for (unsigned i = 0; i < q.n_frames && f->state == FL_GATHER; i++)
 		gather(t, f, q.frames[i].offset, q.plain + q.frames[i].pos,
-		       q.frames[i].len, copied < len, o);
+		       q.frames[i].len, copied < len, NULL, o);
 	if (f->state == FL_DONE)
 		names_copy(o, &f->names);
 }
 
+void flow_ahead(const struct flowtab *t, const struct pkt *p,
+		struct pkt_names *out)
+{
+	const uint8_t *d;
+	uint32_t copied, len;
+	struct name_out n;
+
+	if (p->l4proto != IPPROTO_TCP) {
+		flow_packet_names(t, p, out);
+		return;
+	}
+	set(out, PKT_ABSENT, NP_NONE);
+	if (!l4_payload(p, &d, &copied, &len))
+		return;
+	prefetch_bucket(t, p);
+	/* What parse_stream() would find if this were the flow's start. */
+	if (copied && copied <= FLOW_GATHER && d[0] == 0x16 &&
+	    !dns_port(t, p->dport) &&
+	    name_tls_stream(d, copied, &n) == NAME_DONE)
+		from_result(out, NAME_DONE, NP_TLS, &n);
+}
+
 void *flow_names(struct flowtab *t, const struct pkt *p, uint64_t now_ns,
-		 struct pkt_names *out, enum flow_fate *fate)
+		 const struct pkt_names *ahead, struct pkt_names *out,
+		 enum flow_fate *fate)
 {
 	struct flow *f = NULL;
 	const uint8_t *d;
@@ -607,9 +695,9 @@ void *flow_names(struct flowtab *t, const struct pkt *p, uint64_t now_ns,
 	if (p->l4 != PKT_PRESENT || p->fragment)
 		return NULL;
 	if (p->l4proto == IPPROTO_TCP)
-		tcp_names(t, p, now_ns, out, &f);
+		tcp_names(t, p, now_ns, ahead, out, &f);
 	else if (p->l4proto == IPPROTO_UDP)
-		udp_names(t, p, now_ns, out, &f);
+		udp_names(t, p, now_ns, ahead, out, &f);
 	if (f && f->dropped) {
 		*fate = FLOW_DROP;
 		if (p->l4proto == IPPROTO_TCP &&

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include "log.h"
+#include "names.h"
 #include "pkt.h"
 #include "policy.h"
 #include "policy_index.h"
@@ -542,6 +543,37 @@ static void compile_add(struct policy *p, const struct conf *c,
 		       cr->add_set);
 }
 
+/* Remember the domain set of name match M for policy_prefetch_name(). */
+static void note_name_set(struct policy *p, const struct cmatch *m)
+{
+	unsigned proto, i;
+
+	switch (m->field) {
+	case MATCH_DNS_QNAME: proto = NP_DNS; break;
+	case MATCH_TLS_SNI: proto = NP_TLS; break;
+	case MATCH_HTTP_HOST: proto = NP_HTTP; break;
+	default: return;
+	}
+	if (!m->set)
+		return;
+	for (i = 0; i < p->n_name_sets; i++)
+		if (p->name_sets[i].set == m->set)
+			break;
+	if (i == POLICY_NAME_SETS)
+		return;		/* a hint: the first few are enough */
+	if (i == p->n_name_sets)
+		p->name_sets[p->n_name_sets++].set = m->set;
+	p->name_sets[i].protos |= 1u << proto;
+}
+
+void policy_prefetch_name(const struct policy *p, unsigned proto,
+			  const char *name, size_t len)
+{
+	for (unsigned i = 0; i < p->n_name_sets; i++)
+		if (p->name_sets[i].protos & (1u << proto))
+			set_prefetch_domain(p->name_sets[i].set, name, len);
+}
+
 static int compile_rule(struct policy *p, const struct conf *c,
 			const struct conf_rule *cr, struct crule *r,
 			struct diags *d)
@@ -567,6 +599,7 @@ static int compile_rule(struct policy *p, const struct conf *c,
 			return err;
 		if (policy_field_is_name(cr->matches[i].field))
 			r->names = p->names = true;
+		note_name_set(p, &r->m[i]);
 	}
 	if (cr->add_set)
 		compile_add(p, c, cr, r, d);

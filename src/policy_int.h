@@ -101,6 +101,8 @@ struct pnamed {
 	struct dynset *dyn;		/* runtime part, NULL for ifname */
 };
 
+#define POLICY_NAME_SETS 8
+
 struct policy {
 	unsigned nslots;
 	enum policy_eval eval;
@@ -123,6 +125,14 @@ struct policy {
 	uint32_t incomplete_verdict;	/* NF_DROP or NF_ACCEPT */
 	uint32_t kflags;
 	bool names;			/* some rule has a name match */
+	/* The domain sets name matches look names up in, each with the
+	 * protocols (1 << NP_*) whose names it is asked about: what
+	 * policy_prefetch_name() asks memory for (the first few). */
+	struct name_set {
+		const struct set *set;
+		unsigned protos;
+	} name_sets[POLICY_NAME_SETS];
+	unsigned n_name_sets;
 	char *flag_user_uid, *flag_user_ct;
 	/* Counters: per slot a cache-line aligned block of n_ctr words:
 	 * rule i packets at 2i, bytes at 2i + 1, hook h policy packets at

@@ -184,9 +184,11 @@ static void free_rx(struct queue *q)
 	free(q->msgs);
 	free(q->iov);
 	free(q->rx);
+	free(q->ahead);
 	q->msgs = NULL;
 	q->iov = NULL;
 	q->rx = NULL;
+	q->ahead = NULL;
 }
 
 /* Bytes of one receive slot for copy range RANGE. */
@@ -208,7 +210,8 @@ static int alloc_rx(struct queue *q, const struct queue_params *p,
 	q->msgs = calloc(p->batch, sizeof(*q->msgs));
 	q->iov = calloc(p->batch, sizeof(*q->iov));
 	q->rx = malloc(each * p->batch);
-	if (!q->msgs || !q->iov || !q->rx) {
+	q->ahead = calloc(p->batch, sizeof(*q->ahead));
+	if (!q->msgs || !q->iov || !q->rx || !q->ahead) {
 		free_rx(q);
 		return -ENOMEM;
 	}
@@ -355,7 +358,8 @@ static void flows_make(struct queue *q)
 
 /* The packet's names from this worker's flow table (flow.h); a flow
  * dropped on its name stays dropped. */
-static void *flow_of(struct queue *q, struct pkt *p, struct pkt_names *n,
+static void *flow_of(struct queue *q, struct pkt *p,
+		     const struct pkt_names *ahead, struct pkt_names *n,
 		     enum flow_fate *fate)
 {
 	struct timespec ts;
@@ -367,10 +371,12 @@ static void *flow_of(struct queue *q, struct pkt *p, struct pkt_names *n,
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	p->names = n;
 	return flow_names(q->flows, p, (uint64_t)ts.tv_sec * 1000000000ull +
-				       (uint64_t)ts.tv_nsec, n, fate);
+				       (uint64_t)ts.tv_nsec, ahead, n, fate);
 }
 
-static void judge(struct queue *q, struct policy *pol, struct pkt *p)
+/* AHEAD: what names_ahead() learnt of P's names, or NULL. */
+static void judge(struct queue *q, struct policy *pol, struct pkt *p,
+		  const struct pkt_names *ahead)
 {
 	struct decision d = { .verdict = NF_ACCEPT };
 	struct pkt_names names;
@@ -378,7 +384,7 @@ static void judge(struct queue *q, struct policy *pol, struct pkt *p)
 	void *fl = NULL;
 
 	if (pol && policy_has_names(pol))
-		fl = flow_of(q, p, &names, &fate);
+		fl = flow_of(q, p, ahead, &names, &fate);
 	if (fate == FLOW_DROP) {
 		d.verdict = NF_DROP;
 		d.names = true;
@@ -481,8 +487,9 @@ static void handle_error_msg(struct queue *q, const struct nlmsghdr *nlh)
 	}
 }
 
+/* A: the message parsed ahead (names_ahead()), or NULL. */
 static void handle_msg(struct queue *q, struct policy *pol,
-		       const struct nlmsghdr *nlh)
+		       const struct nlmsghdr *nlh, struct rx_ahead *a)
 {
 	struct pkt p;
 
@@ -496,9 +503,13 @@ static void handle_msg(struct queue *q, struct policy *pol,
 		q->flushed++;
 		return;
 	}
+	if (a && a->parsed) {
+		judge(q, pol, &a->p, &a->names);
+		return;
+	}
 	switch (pkt_parse_msg(nlh, nlh->nlmsg_len, q->params.flags, &p)) {
 	case PKT_OK:
-		judge(q, pol, &p);
+		judge(q, pol, &p, NULL);
 		break;
 	case PKT_BAD_WITH_ID:
 		judge_incomplete(q, pol, p.id, p.orig_len);
@@ -548,7 +559,7 @@ static void handle_cut(struct queue *q, struct policy *pol,
 }
 
 static void handle_datagram(struct queue *q, struct policy *pol, char *buf,
-			    size_t len, bool truncated)
+			    size_t len, bool truncated, struct rx_ahead *a)
 {
 	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
 	int rem = (int)len;
@@ -560,7 +571,8 @@ static void handle_datagram(struct queue *q, struct policy *pol, char *buf,
 		return;
 	}
 	while (mnl_nlmsg_ok(nlh, rem)) {
-		handle_msg(q, pol, nlh);
+		handle_msg(q, pol, nlh, a);
+		a = NULL;	/* it was of the first message */
 		nlh = mnl_nlmsg_next(nlh, &rem);
 	}
 	if (rem > 0)
@@ -570,7 +582,7 @@ static void handle_datagram(struct queue *q, struct policy *pol, char *buf,
 void queue_rx_datagram(struct queue *q, struct policy *pol, char *buf,
 		       size_t len, bool truncated)
 {
-	handle_datagram(q, pol, buf, len, truncated);
+	handle_datagram(q, pol, buf, len, truncated, NULL);
 	queue_counters_publish(q);
 }
 
@@ -594,6 +606,53 @@ static int receive(struct queue *q, unsigned room, int flags)
 	return n;
 }
 
+/* Parse datagram I's packet message (if it is one, whole) into its
+ * q->ahead slot with what it alone shows of its names, and ask for the
+ * memory the lookups of the name it shows will read. */
+static void names_prefetch(struct queue *q, const struct policy *pol,
+			   int i)
+{
+	const struct nlmsghdr *nlh =
+		(const struct nlmsghdr *)(q->rx + (size_t)i * q->rx_each);
+	struct rx_ahead *a = &q->ahead[i];
+	const struct pkt_names *n = &a->names;
+
+	a->parsed = false;
+	if ((q->msgs[i].msg_hdr.msg_flags & MSG_TRUNC) ||
+	    q->msgs[i].msg_len < NLMSG_HDRLEN ||
+	    nlh->nlmsg_len < NLMSG_HDRLEN ||
+	    nlh->nlmsg_len > q->msgs[i].msg_len ||
+	    nlh->nlmsg_type < NLMSG_MIN_TYPE ||
+	    pkt_parse_msg(nlh, nlh->nlmsg_len, q->params.flags, &a->p) !=
+		    PKT_OK)
+		return;
+	a->parsed = true;
+	flow_ahead(q->flows, &a->p, &a->names);
+	if (n->state == PKT_PRESENT && n->n.len)
+		policy_prefetch_name(pol, n->proto, n->n.name, n->n.len);
+}
+
+/*
+ * Before judging datagram I of the N received: the lookups of a name take
+ * a cache miss or more each (a million-name set is far larger than the
+ * caches), and waiting for them one packet after the other is most of
+ * what names cost. So datagram I + NAMES_AHEAD is parsed now (and the
+ * first NAMES_AHEAD at the batch's start) and the memory of its lookups
+ * asked for: the misses of that many packets overlap. Every datagram of
+ * the batch is parsed so once, before it is judged (handle_msg() takes
+ * the parse): nothing is parsed twice.
+ */
+#define NAMES_AHEAD 4
+static void names_ahead(struct queue *q, const struct policy *pol, int i,
+			int n)
+{
+	if (i == 0)
+		for (int k = 0; k < NAMES_AHEAD && k < n; k++)
+			names_prefetch(q, pol, k);
+	if (i + NAMES_AHEAD < n)
+		names_prefetch(q, pol, i + NAMES_AHEAD);
+}
+
 /*
  * One receive batch, read with FLAGS. Returns the number of datagrams read
  * (0: nothing waiting, or no room in the ledger), or a negative errno for
@@ -603,6 +662,7 @@ static int receive_batch(struct queue *q, int flags)
 {
 	unsigned room = 0, max = pending_max(q), pending;
 	struct policy *pol;
+	bool ahead;
 	int n;
 
 	pending = verdict_batch_pending(&q->vb);
@@ -630,10 +690,15 @@ static int receive_batch(struct queue *q, int flags)
 	ifcache_batch_begin();
 	rcu_read_lock();
 	pol = q->root ? registry_policy(q->root) : NULL;
-	for (int i = 0; i < n; i++)
+	ahead = q->flows && policy_has_names(pol);
+	for (int i = 0; i < n; i++) {
+		if (ahead)
+			names_ahead(q, pol, i, n);
 		handle_datagram(q, pol, q->rx + (size_t)i * q->rx_each,
 				q->msgs[i].msg_len,
-				q->msgs[i].msg_hdr.msg_flags & MSG_TRUNC);
+				q->msgs[i].msg_hdr.msg_flags & MSG_TRUNC,
+				ahead ? &q->ahead[i] : NULL);
+	}
 	rcu_read_unlock();
 	send_verdicts(q);
 	queue_counters_publish(q);

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "names.h"
+#include "pkt.h"
 #include "queue.h"
 #include "verdict.h"
 
@@ -42,6 +44,14 @@ struct reconf {
 #define MANAGED_FLAGS (NFQA_CFG_F_FAIL_OPEN | NFQA_CFG_F_GSO | \
 		       NFQA_CFG_F_UID_GID | NFQA_CFG_F_CONNTRACK)
 
+/* A received datagram's packet, parsed a few packets before it is
+ * judged, and what it alone shows of its names (flow_ahead()). */
+struct rx_ahead {
+	bool parsed;		/* p and names hold the datagram's packet */
+	struct pkt p;
+	struct pkt_names names;
+};
+
 struct queue {
 	const struct registry_root *root;	/* the policy to judge with */
 	uint16_t num;
@@ -56,11 +66,13 @@ struct queue {
 	struct queue_params params;	/* the worker's (or before start) */
 	struct queue_params main_params;	/* main thread: last asked for */
 
-	/* receive buffers: batch slots of rx_each bytes */
+	/* receive buffers: batch slots of rx_each bytes, and what the
+	 * names look-ahead learnt of each (queue.c names_ahead()) */
 	struct mmsghdr *msgs;
 	struct iovec *iov;
 	char *rx;
 	size_t rx_each;
+	struct rx_ahead *ahead;
 	struct verdict_batch vb;
 
 	/* acknowledgement awaited by the synchronous config path: a config

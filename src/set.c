@@ -193,6 +193,12 @@ bool set_has_domain(const struct set *s, const char *name, size_t len)
 	return s->kind == SETK_DOMAIN && domset_match(s->dom, name, len);
 }
 
+void set_prefetch_domain(const struct set *s, const char *name, size_t len)
+{
+	if (s->kind == SETK_DOMAIN)
+		domset_prefetch(s->dom, name, len);
+}
+
 size_t set_bytes(const struct set *s)
 {
 	if (s->dom)

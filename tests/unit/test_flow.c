@@ -4,9 +4,11 @@
  * flow's name, the connection's later short-header packets (which carry
  * no name) get it and a drop on it, other UDP packets get none, and a
  * flow evicted or cleared is forgotten; TCP flows that gather, settle and
- * are evicted.
+ * are evicted; and all of it again through flow_ahead(), the queue's
+ * look-ahead, which must change no name.
  */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,12 +73,12 @@ static struct pkt udp(uint16_t sport, uint16_t dport, const uint8_t *data,
 	return parsed(20 + UDP_HL + len);
 }
 
-/* A TCP segment from SPORT to port 80 with FLAGS, SEQ and the LEN bytes
+/* A TCP segment from SPORT to DPORT with FLAGS, SEQ and the LEN bytes
  * at DATA. */
-static struct pkt tcp(uint16_t sport, uint8_t flags, uint32_t seq,
-		      const char *data, size_t len)
+static struct pkt tcp_to(uint16_t sport, uint16_t dport, uint8_t flags,
+			 uint32_t seq, const void *data, size_t len)
 {
-	ip4(IPPROTO_TCP, sport, 80, 20, data, len);
+	ip4(IPPROTO_TCP, sport, dport, 20, data, len);
 	ip[24] = (uint8_t)(seq >> 24);
 	ip[25] = (uint8_t)(seq >> 16);
 	ip[26] = (uint8_t)(seq >> 8);
@@ -84,6 +86,13 @@ static struct pkt tcp(uint16_t sport, uint8_t flags, uint32_t seq,
 	ip[32] = 0x50;		/* data offset 5 */
 	ip[33] = flags;
 	return parsed(40 + len);
+}
+
+/* ... to port 80. */
+static struct pkt tcp(uint16_t sport, uint8_t flags, uint32_t seq,
+		      const char *data, size_t len)
+{
+	return tcp_to(sport, 80, flags, seq, data, len);
 }
 
 static struct pkt syn(uint16_t sport)
@@ -108,13 +117,92 @@ static void make_initial(void)
 /* A 1-RTT packet: short header, the rest opaque. */
 static const uint8_t short_hdr[40] = { 0x43, 0x83, 0x94, 0xc8 };
 
+/* Every test runs twice: as a packet is judged alone, and as the queue
+ * judges one after flow_ahead() (its look-ahead): the same names. */
+static bool use_ahead;
+
+static int plain(void **state)
+{
+	(void)state;
+	use_ahead = false;
+	return 0;
+}
+
+static int ahead(void **state)
+{
+	(void)state;
+	use_ahead = true;
+	return 0;
+}
+
 /* P's names into OUT, a microsecond after the last packet; its flow. */
 static void *names_of(struct flowtab *t, struct pkt p, enum flow_fate *fate)
 {
 	static uint64_t now = 1000000;
+	struct pkt_names a;
 
 	now += 1000;
-	return flow_names(t, &p, now, &out, fate);
+	if (!use_ahead)
+		return flow_names(t, &p, now, NULL, &out, fate);
+	flow_ahead(t, &p, &a);
+	return flow_names(t, &p, now, &a, &out, fate);
+}
+
+/* A TLS record holding RFC 9001 A.2's ClientHello (for example.com). */
+static size_t client_hello(uint8_t *rec)
+{
+	uint8_t crypto[512];
+	size_t n = unhex(A2_CRYPTO, crypto) - 4;	/* less the frame head */
+
+	rec[0] = 0x16;
+	rec[1] = 3;
+	rec[2] = 1;
+	rec[3] = (uint8_t)(n >> 8);
+	rec[4] = (uint8_t)n;
+	memcpy(rec + 5, crypto + 4, n);
+	return 5 + n;
+}
+
+/* flow_ahead() guesses a ClientHello whole in one segment; flow_names()
+ * takes the guess only for the bytes it stands for: the flow's first,
+ * on a port that is not DNS. */
+static void test_tls_ahead(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	struct pkt_names a;
+	enum flow_fate fate;
+	uint8_t rec[600];
+	size_t n = client_hello(rec);
+	struct pkt p;
+
+	(void)state;
+	assert_non_null(t);
+
+	/* The flow's first bytes: the name, with or without the guess. */
+	names_of(t, tcp_to(4000, 443, TCPF_SYN, 1, "", 0), &fate);
+	p = tcp_to(4000, 443, TCPF_ACK, 2, rec, n);
+	flow_ahead(t, &p, &a);
+	assert_int_equal(a.state, PKT_PRESENT);
+	assert_string_equal(a.n.name, "example.com");
+	names_of(t, p, &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_int_equal(out.proto, NP_TLS);
+	assert_string_equal(out.n.name, "example.com");
+
+	/* The same bytes 100 bytes into a stream: not its start, no name. */
+	names_of(t, tcp_to(4001, 443, TCPF_SYN, 1, "", 0), &fate);
+	names_of(t, tcp_to(4001, 443, TCPF_ACK, 102, rec, n), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+
+	/* To a DNS port it is a DNS stream, never a ClientHello. */
+	p = tcp_to(4002, 53, TCPF_ACK, 2, rec, n);
+	flow_ahead(t, &p, &a);
+	assert_int_equal(a.state, PKT_ABSENT);
+	names_of(t, tcp_to(4002, 53, TCPF_SYN, 1, "", 0), &fate);
+	names_of(t, tcp_to(4002, 53, TCPF_ACK, 2, rec, n), &fate);
+	assert_int_not_equal(out.proto, NP_TLS);
+	flowtab_free(t);
 }
 
 static void test_quic_flow(void **state)
@@ -227,9 +315,14 @@ static void test_tcp_gather_evict(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_quic_flow),
-		cmocka_unit_test(test_quic_evicted),
-		cmocka_unit_test(test_tcp_gather_evict),
+		cmocka_unit_test_setup(test_quic_flow, plain),
+		cmocka_unit_test_setup(test_quic_evicted, plain),
+		cmocka_unit_test_setup(test_tcp_gather_evict, plain),
+		cmocka_unit_test_setup(test_tls_ahead, plain),
+		cmocka_unit_test_setup(test_quic_flow, ahead),
+		cmocka_unit_test_setup(test_quic_evicted, ahead),
+		cmocka_unit_test_setup(test_tcp_gather_evict, ahead),
+		cmocka_unit_test_setup(test_tls_ahead, ahead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
