@@ -84,5 +84,11 @@ void flow_packet_names(const struct flowtab *t, const struct pkt *pkt,
  */
 void flow_ahead(const struct flowtab *t, const struct pkt *pkt,
 		struct pkt_names *out);
+/*
+ * A packet or two after flow_ahead() of PKT, which asked for its flow
+ * bucket's lines: ask for the line of the flow a TCP segment will find
+ * there, or that a SYN's new flow will take.
+ */
+void flow_ahead_line(const struct flowtab *t, const struct pkt *pkt);
 
 #endif

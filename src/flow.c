@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * flow.c - the per-queue flow table that gathers first bytes for names.
- * A bucket's key hashes and last-seen times are kept apart from the flows,
- * 8 of each in one cache line, so that a lookup or an insert reads two
- * lines and the flow it finds, not the 8 flows of the bucket.
+ * A bucket's key hashes and last-seen times are kept apart from the flows
+ * (in the same mapping), 8 of each in one cache line, so that a lookup or
+ * an insert reads two lines and the flow it finds, not the 8 flows of
+ * the bucket.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -37,8 +38,10 @@ struct flow {
 	uint32_t judged;	/* TCP: client bytes the name stands for */
 	struct gathering *g;	/* FL_GATHER: the stream, once it needs one */
 	struct pkt_names names;	/* FL_DONE: the answer */
-} __attribute__((aligned(64)));
-_Static_assert(offsetof(struct flow, names.n.name) < 64,
+};
+/* With the table on a page boundary every flow starts a line. */
+_Static_assert(sizeof(struct flow) % 64 == 0 &&
+	       offsetof(struct flow, names.n.name) < 64,
 	       "a flow's first line holds all but its name's bytes");
 
 struct flowtab {
@@ -70,6 +73,12 @@ static size_t slots(const struct flowtab *t)
 	return t->n_buckets * WAYS;
 }
 
+/* The flows, then their hashes, then their times: one allocation. */
+static size_t table_bytes(const struct flowtab *t)
+{
+	return slots(t) * (sizeof(*t->f) + sizeof(*t->hs) + sizeof(*t->seen));
+}
+
 static bool dns_port(const struct flowtab *t, uint16_t port)
 {
 	for (unsigned i = 0; i < t->n_dns; i++)
@@ -91,18 +100,19 @@ struct flowtab *flowtab_new(size_t size, unsigned timeout_s,
 	if (getrandom(&t->seed, sizeof(t->seed), GRND_NONBLOCK) !=
 	    sizeof(t->seed))
 		t->seed = (uint64_t)(uintptr_t)t ^ 0x9e3779b97f4a7c15ull;
-	t->f = bigmem_alloc(slots(t) * sizeof(*t->f));
-	t->hs = bigmem_alloc(slots(t) * sizeof(*t->hs));
-	t->seen = bigmem_alloc(slots(t) * sizeof(*t->seen));
+	/* One mapping, on huge pages when it is big (bigmem.h): the
+	 * hashes and times alone (16 bytes a flow) would be small pages,
+	 * a TLB entry each. */
+	t->f = bigmem_alloc(table_bytes(t));
 	t->quic_in = calloc(t->n_buckets, sizeof(*t->quic_in));
-	if (!t->f || !t->hs || !t->seen || !t->quic_in) {
+	if (!t->f || !t->quic_in) {
 		flowtab_free(t);
 		return NULL;
 	}
+	t->hs = (uint64_t *)(t->f + slots(t));
+	t->seen = t->hs + slots(t);
 	/* The whole bound now: no page fault waits on a packet later. */
-	bigmem_prefault(t->f, slots(t) * sizeof(*t->f));
-	bigmem_prefault(t->hs, slots(t) * sizeof(*t->hs));
-	bigmem_prefault(t->seen, slots(t) * sizeof(*t->seen));
+	bigmem_prefault(t->f, table_bytes(t));
 	return t;
 }
 
@@ -141,9 +151,7 @@ void flowtab_free(struct flowtab *t)
 		return;
 	for (size_t i = 0; t->f && i < slots(t); i++)
 		free(t->f[i].g);
-	bigmem_free(t->f, slots(t) * sizeof(*t->f));
-	bigmem_free(t->hs, slots(t) * sizeof(*t->hs));
-	bigmem_free(t->seen, slots(t) * sizeof(*t->seen));
+	bigmem_free(t->f, table_bytes(t));
 	free(t->quic_in);
 	free(t);
 }
@@ -676,6 +684,36 @@ void flow_ahead(const struct flowtab *t, const struct pkt *p,
 	    !dns_port(t, p->dport) &&
 	    name_tls_stream(d, copied, &n) == NAME_DONE)
 		from_result(out, NAME_DONE, NP_TLS, &n);
+}
+
+void flow_ahead_line(const struct flowtab *t, const struct pkt *p)
+{
+	bool syn = (p->tcp_flags & (TCPF_SYN | TCPF_ACK)) == TCPF_SYN;
+	bool free = false;
+	uint64_t h;
+	size_t b, v;
+
+	if (p->l4proto != IPPROTO_TCP || p->l4 != PKT_PRESENT || p->fragment)
+		return;
+	h = hash_flow(t, p, true);
+	b = bucket_of(t, h);
+	v = b;
+	for (size_t i = b; i < b + WAYS; i++) {
+		if (t->hs[i] == h) {
+			__builtin_prefetch(&t->f[i]);
+			return;
+		}
+		/* insert()'s choice, idle times aside: the first free slot,
+		 * else the least recently seen */
+		if (free)
+			continue;
+		if (!t->hs[i])
+			free = true, v = i;
+		else if (t->seen[i] < t->seen[v])
+			v = i;
+	}
+	if (syn)
+		__builtin_prefetch(&t->f[v], 1);
 }
 
 void *flow_names(struct flowtab *t, const struct pkt *p, uint64_t now_ns,

@@ -362,16 +362,22 @@ static void *flow_of(struct queue *q, struct pkt *p,
 		     const struct pkt_names *ahead, struct pkt_names *n,
 		     enum flow_fate *fate)
 {
-	struct timespec ts;
-
 	*fate = FLOW_JUDGE;
 	flows_make(q);
 	if (!q->flows)
 		return NULL;	/* p->names NULL: names INCOMPLETE */
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	p->names = n;
-	return flow_names(q->flows, p, (uint64_t)ts.tv_sec * 1000000000ull +
-				       (uint64_t)ts.tv_nsec, ahead, n, fate);
+	return flow_names(q->flows, p, q->rx_ns, ahead, n, fate);
+}
+
+/* The time of the datagrams received now (flow_of(): flows' idle times,
+ * which the coarse clock gives in 4 ms steps anyway). */
+static void rx_clock(struct queue *q)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	q->rx_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* AHEAD: what names_ahead() learnt of P's names, or NULL. */
@@ -582,6 +588,7 @@ static void handle_datagram(struct queue *q, struct policy *pol, char *buf,
 void queue_rx_datagram(struct queue *q, struct policy *pol, char *buf,
 		       size_t len, bool truncated)
 {
+	rx_clock(q);
 	handle_datagram(q, pol, buf, len, truncated, NULL);
 	queue_counters_publish(q);
 }
@@ -632,25 +639,41 @@ static void names_prefetch(struct queue *q, const struct policy *pol,
 		policy_prefetch_name(pol, n->proto, n->n.name, n->n.len);
 }
 
+/* Datagram I's second step, its flow's bucket now at hand: ask for the
+ * flow's own line. */
+static void flow_prefetch(struct queue *q, int i)
+{
+	if (q->ahead[i].parsed)
+		flow_ahead_line(q->flows, &q->ahead[i].p);
+}
+
 /*
  * Before judging datagram I of the N received: the lookups of a name take
  * a cache miss or more each (a million-name set is far larger than the
  * caches), and waiting for them one packet after the other is most of
  * what names cost. So datagram I + NAMES_AHEAD is parsed now (and the
  * first NAMES_AHEAD at the batch's start) and the memory of its lookups
- * asked for: the misses of that many packets overlap. Every datagram of
+ * asked for, and that of datagram I + FLOW_AHEAD's flow, whose bucket
+ * was asked for two packets before: the misses of that many packets
+ * overlap. Every datagram of
  * the batch is parsed so once, before it is judged (handle_msg() takes
  * the parse): nothing is parsed twice.
  */
 #define NAMES_AHEAD 4
+#define FLOW_AHEAD 2
 static void names_ahead(struct queue *q, const struct policy *pol, int i,
 			int n)
 {
-	if (i == 0)
+	if (i == 0) {
 		for (int k = 0; k < NAMES_AHEAD && k < n; k++)
 			names_prefetch(q, pol, k);
+		for (int k = 0; k < FLOW_AHEAD && k < n; k++)
+			flow_prefetch(q, k);
+	}
 	if (i + NAMES_AHEAD < n)
 		names_prefetch(q, pol, i + NAMES_AHEAD);
+	if (i + FLOW_AHEAD < n)
+		flow_prefetch(q, i + FLOW_AHEAD);
 }
 
 /*
@@ -691,6 +714,7 @@ static int receive_batch(struct queue *q, int flags)
 	rcu_read_lock();
 	pol = q->root ? registry_policy(q->root) : NULL;
 	ahead = q->flows && policy_has_names(pol);
+	rx_clock(q);
 	for (int i = 0; i < n; i++) {
 		if (ahead)
 			names_ahead(q, pol, i, n);

@@ -73,6 +73,7 @@ struct queue {
 	char *rx;
 	size_t rx_each;
 	struct rx_ahead *ahead;
+	uint64_t rx_ns;		/* monotonic time of the datagrams judged now */
 	struct verdict_batch vb;
 
 	/* acknowledgement awaited by the synchronous config path: a config
