@@ -944,6 +944,7 @@ static int resize_buffers(struct queue *q, const struct queue_params *np)
 	struct mmsghdr *msgs = q->msgs;
 	struct iovec *iov = q->iov;
 	char *rx = q->rx;
+	struct rx_ahead *ahead = q->ahead;
 	size_t each = q->rx_each;
 
 	if (np->batch == q->params.batch && rx_size(np->copy_range) <= each)
@@ -957,11 +958,13 @@ static int resize_buffers(struct queue *q, const struct queue_params *np)
 	free(msgs);
 	free(iov);
 	free(rx);
+	free(ahead);
 	return 0;
 fail:
 	q->msgs = msgs;
 	q->iov = iov;
 	q->rx = rx;
+	q->ahead = ahead;
 	q->rx_each = each;
 	return -ENOMEM;
 }
