@@ -256,7 +256,13 @@ def storm_client(path, kind, tally):
     s.connect(path)
     s.settimeout(60.0)
     if kind == "good":
-        s.sendall(request("stats"))
+        # A daemon at its connection limit answers "busy" and closes
+        # before reading: the send may fail, the answer is still there
+        # to read (as nfqd-ctl does).
+        try:
+            s.sendall(request("stats"))
+        except (BrokenPipeError, ConnectionResetError):
+            pass
         r = read_response(s)
         if r and r[0] == ST_OK and "queues" in r[1]:
             tally["ok"] += 1
