@@ -39,7 +39,8 @@ struct flow {
 	struct gathering *g;	/* FL_GATHER: the stream, once it needs one */
 	struct pkt_names names;	/* FL_DONE: the answer */
 };
-/* With the table on a page boundary every flow starts a line. */
+/* With the flows on a line boundary (after 16 bytes a slot, 8 slots a
+ * bucket, from a page boundary) every flow starts a line. */
 _Static_assert(sizeof(struct flow) % 64 == 0 &&
 	       offsetof(struct flow, names.n.name) < 64,
 	       "a flow's first line holds all but its name's bytes");
@@ -73,10 +74,16 @@ static size_t slots(const struct flowtab *t)
 	return t->n_buckets * WAYS;
 }
 
-/* The flows, then their hashes, then their times: one allocation. */
+/* The flows' hashes, their times, then the flows: one allocation, in
+ * whole huge pages (2 MB) when it is bigger than one, so that no part
+ * of it is left on small pages. */
 static size_t table_bytes(const struct flowtab *t)
 {
-	return slots(t) * (sizeof(*t->f) + sizeof(*t->hs) + sizeof(*t->seen));
+	size_t n = slots(t) * (sizeof(*t->f) + sizeof(*t->hs) +
+			       sizeof(*t->seen));
+	size_t huge = (size_t)2 << 20;
+
+	return n > huge ? (n + huge - 1) / huge * huge : n;
 }
 
 static bool dns_port(const struct flowtab *t, uint16_t port)
@@ -102,17 +109,18 @@ struct flowtab *flowtab_new(size_t size, unsigned timeout_s,
 		t->seed = (uint64_t)(uintptr_t)t ^ 0x9e3779b97f4a7c15ull;
 	/* One mapping, on huge pages when it is big (bigmem.h): the
 	 * hashes and times alone (16 bytes a flow) would be small pages,
-	 * a TLB entry each. */
-	t->f = bigmem_alloc(table_bytes(t));
+	 * a TLB entry each, and so would a mapping's last part short of a
+	 * whole huge page. */
+	t->hs = bigmem_alloc(table_bytes(t));
 	t->quic_in = calloc(t->n_buckets, sizeof(*t->quic_in));
-	if (!t->f || !t->quic_in) {
+	if (!t->hs || !t->quic_in) {
 		flowtab_free(t);
 		return NULL;
 	}
-	t->hs = (uint64_t *)(t->f + slots(t));
 	t->seen = t->hs + slots(t);
+	t->f = (struct flow *)(t->seen + slots(t));
 	/* The whole bound now: no page fault waits on a packet later. */
-	bigmem_prefault(t->f, table_bytes(t));
+	bigmem_prefault(t->hs, table_bytes(t));
 	return t;
 }
 
@@ -151,7 +159,7 @@ void flowtab_free(struct flowtab *t)
 		return;
 	for (size_t i = 0; t->f && i < slots(t); i++)
 		free(t->f[i].g);
-	bigmem_free(t->f, table_bytes(t));
+	bigmem_free(t->hs, table_bytes(t));
 	free(t->quic_in);
 	free(t);
 }
