@@ -655,9 +655,8 @@ static void flow_prefetch(struct queue *q, int i)
  * first NAMES_AHEAD at the batch's start) and the memory of its lookups
  * asked for, and that of datagram I + FLOW_AHEAD's flow, whose bucket
  * was asked for two packets before: the misses of that many packets
- * overlap. Every datagram of
- * the batch is parsed so once, before it is judged (handle_msg() takes
- * the parse): nothing is parsed twice.
+ * overlap. Every datagram of the batch is parsed so once, before it is
+ * judged (handle_msg() takes the parse): nothing is parsed twice.
  */
 #define NAMES_AHEAD 4
 #define FLOW_AHEAD 2
