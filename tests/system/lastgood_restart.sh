@@ -64,7 +64,7 @@ check_restart() {
 		&& fail "$what: nfqd -t accepted it: $(cat "$TMP/t.out")"
 	grep -Eq "$pattern" "$TMP/t.out" || fail "$what: nfqd -t: $(cat "$TMP/t.out")"
 	log "$what: nfqd -t: $(head -1 "$TMP/t.out")"
-	since=$(in_c date '+%Y-%m-%d %H:%M:%S')
+	since=$(in_c date '+%Y-%m-%d %H:%M:%S.%6N')
 	old=$(unit_prop MainPID)
 	in_c systemctl restart nfqd || fail "$what: systemctl restart failed"
 	wait_active "$old"

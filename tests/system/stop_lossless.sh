@@ -64,7 +64,7 @@ start_unit() {
 	done
 	return 1
 }
-since=$(in_c date '+%Y-%m-%d %H:%M:%S')
+since=$(in_c date '+%Y-%m-%d %H:%M:%S.%6N')
 sys_flood "$RATE" &
 gen=$!
 bg_pid "$gen"
