@@ -77,8 +77,9 @@ void flow_packet_names(const struct flowtab *t, const struct pkt *pkt,
  * A few packets before flow_names() of PKT, changing nothing: *OUT gets
  * what PKT alone shows of its names. For a UDP packet that is what
  * flow_packet_names() says, and flow_names() takes it instead of parsing
- * the packet again; for a TCP segment that holds a whole ClientHello it
- * is that ClientHello's name, a guess the flow decides on later. Either
+ * the packet again; for a TCP segment that holds a whole ClientHello
+ * (or, to a DNS port, a whole query) it is that name, the guess that the
+ * segment starts its flow, which the flow decides on later. Either
  * way a name it finds (PRESENT) is what the rules will likely look up:
  * its memory can be asked for early (policy_prefetch_name()).
  */
@@ -87,8 +88,9 @@ void flow_ahead(const struct flowtab *t, const struct pkt *pkt,
 /*
  * A packet or two after flow_ahead() of PKT, which asked for its flow
  * bucket's lines: ask for the line of the flow a TCP segment will find
- * there, or that a SYN's new flow will take.
+ * there, or that a SYN's new flow will take (NOW_NS as flow_names()).
  */
-void flow_ahead_line(const struct flowtab *t, const struct pkt *pkt);
+void flow_ahead_line(const struct flowtab *t, const struct pkt *pkt,
+		     uint64_t now_ns);
 
 #endif

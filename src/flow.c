@@ -255,21 +255,32 @@ void flow_packet_names(const struct flowtab *t, const struct pkt *p,
 	from_result(o, r == NAME_MORE ? NAME_BAD : r, NP_DNS, &n);
 }
 
+/* P's two ends in the flow key's order: the client's, then the
+ * server's (P is from the client when FROM_CLIENT). */
+struct ends {
+	const uint8_t *ca, *sa;
+	uint16_t cp, sp;
+};
+
+static struct ends ends_of(const struct pkt *p, bool from_client)
+{
+	if (from_client)
+		return (struct ends){ p->saddr, p->daddr, p->sport, p->dport };
+	return (struct ends){ p->daddr, p->saddr, p->dport, p->sport };
+}
+
 /* The flow key: protocol, then client and server address and port. */
 static void make_key(const struct pkt *p, bool from_client, uint8_t key[37])
 {
-	const uint8_t *ca = from_client ? p->saddr : p->daddr;
-	const uint8_t *sa = from_client ? p->daddr : p->saddr;
-	uint16_t cp = from_client ? p->sport : p->dport;
-	uint16_t sp = from_client ? p->dport : p->sport;
+	struct ends e = ends_of(p, from_client);
 
 	key[0] = p->l4proto;
-	memcpy(key + 1, ca, 16);
-	key[17] = (uint8_t)(cp >> 8);
-	key[18] = (uint8_t)cp;
-	memcpy(key + 19, sa, 16);
-	key[35] = (uint8_t)(sp >> 8);
-	key[36] = (uint8_t)sp;
+	memcpy(key + 1, e.ca, 16);
+	key[17] = (uint8_t)(e.cp >> 8);
+	key[18] = (uint8_t)e.cp;
+	memcpy(key + 19, e.sa, 16);
+	key[35] = (uint8_t)(e.sp >> 8);
+	key[36] = (uint8_t)e.sp;
 }
 
 static uint64_t word_at(const uint8_t *b)
@@ -293,17 +304,15 @@ static uint64_t hash_step(uint64_t h, uint64_t w)
 static uint64_t hash_flow(const struct flowtab *t, const struct pkt *p,
 			  bool from_client)
 {
-	const uint8_t *ca = from_client ? p->saddr : p->daddr;
-	const uint8_t *sa = from_client ? p->daddr : p->saddr;
-	uint64_t cp = from_client ? p->sport : p->dport;
-	uint64_t sp = from_client ? p->dport : p->sport;
+	struct ends e = ends_of(p, from_client);
 	uint64_t h = t->seed;
 
-	h = hash_step(h, word_at(ca));
-	h = hash_step(h, word_at(ca + 8));
-	h = hash_step(h, word_at(sa));
-	h = hash_step(h, word_at(sa + 8));
-	h = (h ^ (p->l4proto | cp << 8 | sp << 24)) * 0xc4ceb9fe1a85ec53ull;
+	h = hash_step(h, word_at(e.ca));
+	h = hash_step(h, word_at(e.ca + 8));
+	h = hash_step(h, word_at(e.sa));
+	h = hash_step(h, word_at(e.sa + 8));
+	h = (h ^ (p->l4proto | (uint64_t)e.cp << 8 | (uint64_t)e.sp << 24)) *
+	    0xc4ceb9fe1a85ec53ull;
 	h ^= h >> 29;
 	return h ? h : 1;
 }
@@ -334,15 +343,12 @@ static void prefetch_bucket(const struct flowtab *t, const struct pkt *p)
 static bool key_is(const uint8_t key[37], const struct pkt *p,
 		   bool from_client)
 {
-	const uint8_t *ca = from_client ? p->saddr : p->daddr;
-	const uint8_t *sa = from_client ? p->daddr : p->saddr;
-	uint16_t cp = from_client ? p->sport : p->dport;
-	uint16_t sp = from_client ? p->dport : p->sport;
+	struct ends e = ends_of(p, from_client);
 
-	return key[0] == p->l4proto && !memcmp(key + 1, ca, 16) &&
-	       key[17] == (uint8_t)(cp >> 8) && key[18] == (uint8_t)cp &&
-	       !memcmp(key + 19, sa, 16) &&
-	       key[35] == (uint8_t)(sp >> 8) && key[36] == (uint8_t)sp;
+	return key[0] == p->l4proto && !memcmp(key + 1, e.ca, 16) &&
+	       key[17] == (uint8_t)(e.cp >> 8) && key[18] == (uint8_t)e.cp &&
+	       !memcmp(key + 19, e.sa, 16) &&
+	       key[35] == (uint8_t)(e.sp >> 8) && key[36] == (uint8_t)e.sp;
 }
 
 /* The flow of P's key (make_key(P, FROM_CLIENT)), hash H. */
@@ -370,22 +376,29 @@ static struct flow *lookup(struct flowtab *t, const struct pkt *p,
 	return NULL;
 }
 
+/* The slot of bucket B a new flow takes: a free or idle one, else the
+ * least recently seen. */
+static size_t new_slot(const struct flowtab *t, size_t b, uint64_t now)
+{
+	size_t v = b;
+
+	for (size_t i = b; i < b + WAYS; i++) {
+		if (!t->hs[i] || now - t->seen[i] > t->timeout_ns)
+			return i;
+		if (t->seen[i] < t->seen[v])
+			v = i;
+	}
+	return v;
+}
+
 /* A fresh flow for KEY: a free or idle slot, else the bucket's least
  * recently seen (an eviction). */
 static struct flow *insert(struct flowtab *t, const struct pkt *p,
 			   bool from_client, uint64_t h, uint64_t now)
 {
-	size_t b = bucket_of(t, h), v = b;
+	size_t v = new_slot(t, bucket_of(t, h), now);
 	struct flow *f;
 
-	for (size_t i = b; i < b + WAYS; i++) {
-		if (!t->hs[i] || now - t->seen[i] > t->timeout_ns) {
-			v = i;
-			break;
-		}
-		if (t->seen[i] < t->seen[v])
-			v = i;
-	}
 	if (t->hs[v] && now - t->seen[v] <= t->timeout_ns)
 		t->c.evictions++;
 	t->c.created++;
@@ -433,15 +446,19 @@ static bool gather_buf(struct flowtab *t, struct flow *f)
 	return true;
 }
 
-/* The name in the first LEN bytes D of F's stream. */
-static enum name_result parse_stream(const struct flowtab *t,
-				     const struct flow *f, const uint8_t *d,
+static uint16_t server_port(const struct flow *f)
+{
+	return (uint16_t)(f->key[35] << 8 | f->key[36]);
+}
+
+/* The name in the first LEN bytes D of the client stream of a flow to
+ * server port DPORT (QUIC: its CRYPTO stream). */
+static enum name_result parse_stream(const struct flowtab *t, bool quic,
+				     uint16_t dport, const uint8_t *d,
 				     size_t len, struct name_out *n,
 				     uint8_t *proto)
 {
-	uint16_t dport = (uint16_t)(f->key[35] << 8 | f->key[36]);
-
-	if (f->quic) {
+	if (quic) {
 		*proto = NP_TLS;
 		return name_tls_handshake(d, len, n);
 	}
@@ -471,8 +488,8 @@ static bool settle_at_once(struct flowtab *t, struct flow *f,
 	uint8_t proto = NP_NONE;
 
 	if (ahead && ahead->state == PKT_PRESENT) {
-		/* flow_ahead() parsed these very bytes as parse_stream()
-		 * would have: a ClientHello, whole. */
+		/* flow_ahead() parsed these very bytes with
+		 * parse_stream(), and they were whole. */
 		names_copy(o, ahead);
 		finish(t, f, o, d, n);
 		return true;
@@ -481,7 +498,7 @@ static bool settle_at_once(struct flowtab *t, struct flow *f,
 		n = FLOW_GATHER;
 		cut = true;
 	}
-	r = parse_stream(t, f, d, n, &name, &proto);
+	r = parse_stream(t, f->quic, server_port(f), d, n, &name, &proto);
 	if (r == NAME_MORE && cut)
 		r = NAME_BAD;	/* past the copy or the limit: unseen */
 	if (r == NAME_MORE)
@@ -514,7 +531,8 @@ static void gather(struct flowtab *t, struct flow *f, uint64_t off,
 		finish(t, f, o, NULL, 0);
 		return;
 	}
-	r = parse_stream(t, f, f->g->st.buf, f->g->st.contig, &name, &proto);
+	r = parse_stream(t, f->quic, server_port(f), f->g->st.buf,
+			 f->g->st.contig, &name, &proto);
 	if (r == NAME_MORE && (cut || f->g->st.contig == f->g->st.cap))
 		r = NAME_BAD;	/* past the copy or the limit: unseen */
 	from_result(o, r, proto, &name);
@@ -678,6 +696,7 @@ void flow_ahead(const struct flowtab *t, const struct pkt *p,
 	const uint8_t *d;
 	uint32_t copied, len;
 	struct name_out n;
+	uint8_t proto;
 
 	if (p->l4proto != IPPROTO_TCP) {
 		flow_packet_names(t, p, out);
@@ -687,41 +706,33 @@ void flow_ahead(const struct flowtab *t, const struct pkt *p,
 	if (!l4_payload(p, &d, &copied, &len))
 		return;
 	prefetch_bucket(t, p);
-	/* What parse_stream() would find if this were the flow's start. */
+	/* What parse_stream() finds if this is the flow's start; only for
+	 * what may be a TLS record (other data is not parsed here). */
 	if (copied && copied <= FLOW_GATHER && d[0] == 0x16 &&
-	    !dns_port(t, p->dport) &&
-	    name_tls_stream(d, copied, &n) == NAME_DONE)
-		from_result(out, NAME_DONE, NP_TLS, &n);
+	    parse_stream(t, false, p->dport, d, copied, &n, &proto) ==
+		    NAME_DONE)
+		from_result(out, NAME_DONE, proto, &n);
 }
 
-void flow_ahead_line(const struct flowtab *t, const struct pkt *p)
+void flow_ahead_line(const struct flowtab *t, const struct pkt *p,
+		     uint64_t now_ns)
 {
 	bool syn = (p->tcp_flags & (TCPF_SYN | TCPF_ACK)) == TCPF_SYN;
-	bool free = false;
 	uint64_t h;
-	size_t b, v;
+	size_t b;
 
 	if (p->l4proto != IPPROTO_TCP || p->l4 != PKT_PRESENT || p->fragment)
 		return;
 	h = hash_flow(t, p, true);
 	b = bucket_of(t, h);
-	v = b;
 	for (size_t i = b; i < b + WAYS; i++) {
 		if (t->hs[i] == h) {
 			__builtin_prefetch(&t->f[i]);
 			return;
 		}
-		/* insert()'s choice, idle times aside: the first free slot,
-		 * else the least recently seen */
-		if (free)
-			continue;
-		if (!t->hs[i])
-			free = true, v = i;
-		else if (t->seen[i] < t->seen[v])
-			v = i;
 	}
 	if (syn)
-		__builtin_prefetch(&t->f[v], 1);
+		__builtin_prefetch(&t->f[new_slot(t, b, now_ns)], 1);
 }
 
 void *flow_names(struct flowtab *t, const struct pkt *p, uint64_t now_ns,

@@ -644,7 +644,7 @@ static void names_prefetch(struct queue *q, const struct policy *pol,
 static void flow_prefetch(struct queue *q, int i)
 {
 	if (q->ahead[i].parsed)
-		flow_ahead_line(q->flows, &q->ahead[i].p);
+		flow_ahead_line(q->flows, &q->ahead[i].p, q->rx_ns);
 }
 
 /*
