@@ -626,9 +626,7 @@ static void names_prefetch(struct queue *q, const struct policy *pol,
 
 	a->parsed = false;
 	if ((q->msgs[i].msg_hdr.msg_flags & MSG_TRUNC) ||
-	    q->msgs[i].msg_len < NLMSG_HDRLEN ||
-	    nlh->nlmsg_len < NLMSG_HDRLEN ||
-	    nlh->nlmsg_len > q->msgs[i].msg_len ||
+	    !mnl_nlmsg_ok(nlh, (int)q->msgs[i].msg_len) ||
 	    nlh->nlmsg_type < NLMSG_MIN_TYPE ||
 	    pkt_parse_msg(nlh, nlh->nlmsg_len, q->params.flags, &a->p) !=
 		    PKT_OK)
