@@ -11,7 +11,6 @@
 #include <sys/socket.h>
 
 #include "log.h"
-#include "names.h"
 #include "pkt.h"
 #include "policy.h"
 #include "policy_index.h"
@@ -546,15 +545,9 @@ static void compile_add(struct policy *p, const struct conf *c,
 /* Remember the domain set of name match M for policy_prefetch_name(). */
 static void note_name_set(struct policy *p, const struct cmatch *m)
 {
-	unsigned proto, i;
+	unsigned proto = policy_name_proto(m->field), i;
 
-	switch (m->field) {
-	case MATCH_DNS_QNAME: proto = NP_DNS; break;
-	case MATCH_TLS_SNI: proto = NP_TLS; break;
-	case MATCH_HTTP_HOST: proto = NP_HTTP; break;
-	default: return;
-	}
-	if (!m->set)
+	if (proto == NP_NONE || !m->set || set_kind(m->set) != SETK_DOMAIN)
 		return;
 	for (i = 0; i < p->n_name_sets; i++)
 		if (p->name_sets[i].set == m->set)

@@ -15,6 +15,7 @@
 #include "dynset.h"
 #include "keylimit.h"
 #include "limiter.h"
+#include "names.h"
 #include "policy.h"
 #include "set.h"
 
@@ -144,6 +145,22 @@ struct policy {
 
 /* A match on a name (DNS, TLS, HTTP; nfqd.conf(5) NAMES). */
 bool policy_field_is_name(enum match_field f);
+/* The enum name_proto of a name match's field; NP_NONE for others. */
+static inline unsigned policy_name_proto(enum match_field f)
+{
+	switch (f) {
+	case MATCH_DNS_QNAME:
+	case MATCH_DNS_QTYPE:
+		return NP_DNS;
+	case MATCH_TLS_SNI:
+	case MATCH_TLS_ECH:
+		return NP_TLS;
+	case MATCH_HTTP_HOST:
+		return NP_HTTP;
+	default:
+		return NP_NONE;
+	}
+}
 
 /* FAM_* the packets a match on F can hold have. */
 unsigned policy_field_fams(enum match_field f);

@@ -78,16 +78,9 @@ static int name_state(const struct pkt *pkt, uint8_t proto,
 static bool match_name(const struct cmatch *m, const struct pkt *pkt,
 		       int *st)
 {
-	static const uint8_t proto[] = {
-		[MATCH_DNS_QNAME - MATCH_DNS_QNAME] = NP_DNS,
-		[MATCH_DNS_QTYPE - MATCH_DNS_QNAME] = NP_DNS,
-		[MATCH_TLS_SNI - MATCH_DNS_QNAME] = NP_TLS,
-		[MATCH_TLS_ECH - MATCH_DNS_QNAME] = NP_TLS,
-		[MATCH_HTTP_HOST - MATCH_DNS_QNAME] = NP_HTTP,
-	};
 	const struct name_out *n = NULL;
 
-	*st = name_state(pkt, proto[m->field - MATCH_DNS_QNAME], &n);
+	*st = name_state(pkt, (uint8_t)policy_name_proto(m->field), &n);
 	if (*st != PKT_PRESENT)
 		return false;
 	switch (m->field) {
