@@ -1,0 +1,44 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# prefetch.sh - the memory the look-ahead asks for is asked for: the
+# built nfqd has prefetch instructions in the functions that exist to
+# issue them. A prefetch has no effect a compiler must keep, and GCC 12
+# at -O2 deleted every call of flow.c's prefetch_bucket() (its mod/ref
+# analysis found the static function free of side effects), so the flow
+# bucket was never asked for while the code and README said it was;
+# nothing else notices: only the drains get slower.
+set -u
+nfqd=${NFQD:?}
+command -v objdump >/dev/null || { echo "FAIL: needs objdump (binutils)"; exit 1; }
+case $(uname -m) in
+x86_64 | i?86) insn='prefetch' ;;
+aarch64) insn='prfm' ;;
+*)
+	echo "# prefetch: no check written for $(uname -m)'s prefetch instructions"
+	exit 77
+	;;
+esac
+# FUNCTION:MIN prefetch instructions in its body (exported functions: a
+# static one may be inlined away under another name; flow_ahead_line's
+# two become one where the compiler merges their equal tails).
+want="flow_ahead:2 flow_ahead_line:1 domset_prefetch:1 domset_match:2"
+objdump -d --no-show-raw-insn "$nfqd" | awk -v insn="$insn" -v want="$want" '
+	/^[0-9a-f]+ <[^>]+>:$/ { fn = $2; gsub(/[<>:]/, "", fn); next }
+	$2 ~ "^" insn { n[fn]++ }
+	END {
+		bad = 0
+		split(want, w, " ")
+		for (i in w) {
+			split(w[i], f, ":")
+			got = (f[1] in n) ? n[f[1]] : 0
+			printf "# %s: %d prefetch instructions (at least %d)\n",
+				f[1], got, f[2]
+			if (got < f[2]) {
+				printf "FAIL: %s has %d prefetch instructions, " \
+				       "wants %d: did the compiler drop them?\n",
+				       f[1], got, f[2]
+				bad = 1
+			}
+		}
+		exit bad
+	}'
