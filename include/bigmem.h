@@ -30,4 +30,17 @@ void bigmem_free(void *p, size_t n);
  * waits for the kernel to zero a page. */
 void bigmem_prefault(void *p, size_t n);
 
+/*
+ * For a function whose only effect is to ask for such memory
+ * (__builtin_prefetch): GCC's mod/ref analysis finds it free of side
+ * effects and deletes its calls (GCC 12 did so at -O2 for a static one,
+ * and with -flto for domset_prefetch() and flow_ahead_line() in other
+ * files); noipa keeps them. tests/unit/prefetch.sh checks the binary.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#define BIGMEM_PREFETCH_ONLY __attribute__((noipa))
+#else
+#define BIGMEM_PREFETCH_ONLY
+#endif
+
 #endif

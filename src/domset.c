@@ -324,6 +324,7 @@ bool domset_match(const struct domset *d, const char *name, size_t len)
 	return false;
 }
 
+BIGMEM_PREFETCH_ONLY
 void domset_prefetch(const struct domset *d, const char *name, size_t len)
 {
 	uint64_t h[SUFFIX_MAX];

@@ -719,6 +719,7 @@ void flow_ahead(const struct flowtab *t, const struct pkt *p,
 		from_result(out, NAME_DONE, proto, &n);
 }
 
+BIGMEM_PREFETCH_ONLY
 void flow_ahead_line(const struct flowtab *t, const struct pkt *p,
 		     uint64_t now_ns)
 {

@@ -6,7 +6,10 @@
 # at -O2 deleted every call of flow.c's prefetch_bucket() (its mod/ref
 # analysis found the static function free of side effects), so the flow
 # bucket was never asked for while the code and README said it was;
-# nothing else notices: only the drains get slower.
+# nothing else notices: only the drains get slower. With -flto it also
+# deleted every call of domset_prefetch() and flow_ahead_line(), which
+# only prefetch (now noipa: BIGMEM_PREFETCH_ONLY): so those must also be
+# called from somewhere.
 set -u
 nfqd=${NFQD:?}
 command -v objdump >/dev/null || { echo "FAIL: needs objdump (binutils)"; exit 1; }
@@ -22,11 +25,27 @@ esac
 # static one may be inlined away under another name; flow_ahead_line's
 # two become one where the compiler merges their equal tails).
 want="flow_ahead:2 flow_ahead_line:1 domset_prefetch:1 domset_match:2"
-objdump -d --no-show-raw-insn "$nfqd" | awk -v insn="$insn" -v want="$want" '
+# Functions that only prefetch: some instruction calls or jumps to them.
+called="flow_ahead_line domset_prefetch"
+objdump -d --no-show-raw-insn "$nfqd" |
+awk -v insn="$insn" -v want="$want" -v called="$called" '
 	/^[0-9a-f]+ <[^>]+>:$/ { fn = $2; gsub(/[<>:]/, "", fn); next }
 	$2 ~ "^" insn { n[fn]++ }
+	$2 ~ /^(call|jmp)/ && $NF ~ /^<[^+>]*>$/ {
+		t = $NF; gsub(/[<>]/, "", t); calls[t]++
+	}
 	END {
 		bad = 0
+		split(called, c, " ")
+		for (i in c) {
+			got = (c[i] in calls) ? calls[c[i]] : 0
+			printf "# %s: called from %d places\n", c[i], got
+			if (!got) {
+				printf "FAIL: nothing calls %s: were its calls " \
+				       "deleted as having no effect?\n", c[i]
+				bad = 1
+			}
+		}
 		split(want, w, " ")
 		for (i in w) {
 			split(w[i], f, ":")
