@@ -66,7 +66,7 @@ check_restart() {
 	log "$what: nfqd -t: $(head -1 "$TMP/t.out")"
 	since=$(in_c date '+%Y-%m-%d %H:%M:%S.%6N')
 	old=$(unit_prop MainPID)
-	in_c systemctl restart nfqd || fail "$what: systemctl restart failed"
+	sys_restart || fail "$what: systemctl restart failed"
 	wait_active "$old"
 	state=$(unit_prop ActiveState)
 	n=$(delivered)

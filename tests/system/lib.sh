@@ -294,6 +294,27 @@ sys_wait_cgroup_gone() {
 	done
 }
 
+# "systemctl restart nfqd". A restart's start can meet the cgroup race
+# above (status 219/CGROUP) with no moment between its stop and its start
+# for a test to wait in; then Restart=on-failure starts nfqd again, the
+# queues kept in the file descriptor store as after a crash, and the
+# caller's wait_active waits for that. Any other failure fails.
+sys_restart() {
+	local since end
+	since=$(in_c date '+%Y-%m-%d %H:%M:%S.%6N')
+	in_c systemctl restart nfqd && return 0
+	end=$(deadline 5)
+	while before "$end"; do
+		if in_c journalctl -u nfqd --since "$since" --no-pager -o cat |
+				grep -q 'status=219/CGROUP'; then
+			log "restart: its start failed with 219/CGROUP (the container's cgroup race); Restart=on-failure starts nfqd again"
+			return 0
+		fi
+		sleep 0.2
+	done
+	return 1
+}
+
 # The policy generation that nfqd-ctl reports.
 generation() {
 	ctl_c -j status | sed -n 's/.*"generation": *\([0-9]*\).*/\1/p'

@@ -64,7 +64,7 @@ for ev in $EVENTS; do
 	old=$(unit_prop MainPID)
 	case $ev in
 	restart)
-		in_c systemctl restart nfqd || fail "systemctl restart failed" ;;
+		sys_restart || fail "systemctl restart failed" ;;
 	kill)
 		in_c systemctl kill --signal=SIGKILL --kill-whom=main nfqd \
 			|| fail "systemctl kill failed" ;;

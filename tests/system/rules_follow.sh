@@ -95,7 +95,7 @@ conf_input
 in_c systemctl enable nfqd-rules.service nfqd.service >/dev/null 2>&1 \
 	|| fail "systemctl enable nfqd-rules.service"
 pid=$(unit_prop MainPID)
-in_c systemctl restart nfqd || fail "systemctl restart nfqd"
+sys_restart || fail "systemctl restart nfqd"
 wait_active "$pid"
 [ "$(in_c systemctl is-active nfqd-rules.service)" = active ] \
 	|| fail "nfqd-rules.service not started with nfqd: $(in_c systemctl status nfqd-rules --no-pager)"

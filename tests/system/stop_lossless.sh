@@ -81,7 +81,7 @@ start_unit restart || fail "systemctl start failed"
 wait_active
 old=$(unit_prop MainPID)
 sleep 0.5
-in_c systemctl restart nfqd || fail "systemctl restart failed"
+sys_restart || fail "systemctl restart failed"
 wait_active "$old"
 sleep 0.5
 in_c systemctl stop nfqd || fail "last systemctl stop failed"

@@ -14,7 +14,7 @@ EOC
 in_c systemctl start nfqd || fail "systemctl start nfqd failed"
 wait_active
 old=$(unit_prop MainPID)
-in_c systemctl restart nfqd || fail "systemctl restart failed"
+sys_restart || fail "systemctl restart failed"
 wait_active "$old"
 in_c systemctl stop nfqd || fail "systemctl stop failed"
 in_c journalctl -u nfqd --no-pager -o cat >"$TMP/journal"
