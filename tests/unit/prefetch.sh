@@ -13,11 +13,11 @@
 set -u
 nfqd=${NFQD:?}
 command -v objdump >/dev/null || { echo "FAIL: needs objdump (binutils)"; exit 1; }
+# x86 only: the mnemonics below (prefetcht0, call, jmp) are x86's.
 case $(uname -m) in
 x86_64 | i?86) insn='prefetch' ;;
-aarch64) insn='prfm' ;;
 *)
-	echo "# prefetch: no check written for $(uname -m)'s prefetch instructions"
+	echo "# prefetch: no check written for $(uname -m)'s instructions"
 	exit 77
 	;;
 esac
@@ -31,7 +31,7 @@ objdump -d --no-show-raw-insn "$nfqd" |
 awk -v insn="$insn" -v want="$want" -v called="$called" '
 	/^[0-9a-f]+ <[^>]+>:$/ { fn = $2; gsub(/[<>:]/, "", fn); next }
 	$2 ~ "^" insn { n[fn]++ }
-	$2 ~ /^(call|jmp)/ && $NF ~ /^<[^+>]*>$/ {
+	$2 ~ /^(callq?|jmpq?)$/ && $NF ~ /^<[^+>]*>$/ {
 		t = $NF; gsub(/[<>]/, "", t); calls[t]++
 	}
 	END {
