@@ -13,6 +13,9 @@
 
 #include <stddef.h>
 
+/* A transparent huge page on x86-64. */
+#define BIGMEM_HUGE ((size_t)2 << 20)
+
 /* N zeroed bytes (N > 0), or NULL with errno set. */
 void *bigmem_alloc(size_t n);
 

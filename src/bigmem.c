@@ -15,7 +15,6 @@
 #include "bigmem.h"
 
 #define BIG_MIN ((size_t)1 << 20)
-#define HUGE ((size_t)2 << 20)	/* a transparent huge page on x86-64 */
 
 /* Under AddressSanitizer every table is malloc memory, so that it checks
  * the tables' bounds too. */
@@ -58,12 +57,12 @@ static size_t page_size(void)
 /*
  * N bytes of fresh mapping that start on a huge-page boundary, so that
  * a table of 2 MB is one huge page, not two partial ones of small pages:
- * HUGE more are mapped and the ends beyond the aligned N given back.
+ * BIGMEM_HUGE more are mapped and the ends beyond the aligned N given back.
  */
 static void *map_aligned(size_t n)
 {
 	size_t page = page_size();
-	size_t over = n >= HUGE ? HUGE : 0;
+	size_t over = n >= BIGMEM_HUGE ? BIGMEM_HUGE : 0;
 	char *p;
 	size_t head;
 
@@ -74,7 +73,7 @@ static void *map_aligned(size_t n)
 		return NULL;
 	if (!over)
 		return p;
-	head = (HUGE - (uintptr_t)p % HUGE) % HUGE;
+	head = (BIGMEM_HUGE - (uintptr_t)p % BIGMEM_HUGE) % BIGMEM_HUGE;
 	if (head)
 		munmap(p, head);
 	if (over - head)

@@ -81,9 +81,9 @@ static size_t table_bytes(const struct flowtab *t)
 {
 	size_t n = slots(t) * (sizeof(*t->f) + sizeof(*t->hs) +
 			       sizeof(*t->seen));
-	size_t huge = (size_t)2 << 20;
 
-	return n > huge ? (n + huge - 1) / huge * huge : n;
+	return n > BIGMEM_HUGE ?
+		(n + BIGMEM_HUGE - 1) / BIGMEM_HUGE * BIGMEM_HUGE : n;
 }
 
 static bool dns_port(const struct flowtab *t, uint16_t port)
