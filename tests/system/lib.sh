@@ -300,16 +300,22 @@ sys_wait_cgroup_gone() {
 # queues kept in the file descriptor store as after a crash, and the
 # caller's wait_active waits for that. Any other failure fails.
 sys_restart() {
-	local since end
+	local since
 	since=$(in_c date '+%Y-%m-%d %H:%M:%S.%6N')
 	in_c systemctl restart nfqd && return 0
+	sys_cgroup_race "$since" || return 1
+	log "restart: its start failed with 219/CGROUP (the container's cgroup race); Restart=on-failure starts nfqd again"
+}
+
+# True if a start of nfqd since journal time $1 failed with that race
+# (the unit's journal, 5 s at most for the line; not ExecMainStatus,
+# which the next start, Restart=on-failure's, resets).
+sys_cgroup_race() {
+	local end
 	end=$(deadline 5)
 	while before "$end"; do
-		if in_c journalctl -u nfqd --since "$since" --no-pager -o cat |
-				grep -q 'status=219/CGROUP'; then
-			log "restart: its start failed with 219/CGROUP (the container's cgroup race); Restart=on-failure starts nfqd again"
-			return 0
-		fi
+		in_c journalctl -u nfqd --since "$1" --no-pager -o cat |
+			grep -q 'status=219/CGROUP' && return 0
 		sleep 0.2
 	done
 	return 1

@@ -53,11 +53,12 @@ NFT
 # ... Input/output error" in its journal), which says nothing of nfqd.
 # Such a start is logged and tried again, at most 3 times.
 start_unit() {
-	local try
+	local try since
 	sys_wait_cgroup_gone
 	for try in 1 2 3; do
+		since=$(in_c date '+%Y-%m-%d %H:%M:%S.%6N')
 		in_c systemctl start nfqd && return 0
-		[ "$(unit_prop ExecMainStatus)" = 219 ] || return 1
+		sys_cgroup_race "$since" || return 1
 		log "$1: start failed with 219/CGROUP (the container's cgroup), try $try"
 		in_c systemctl reset-failed nfqd
 		sleep 0.5
