@@ -23,7 +23,7 @@ struct rd {
 	bool bad;
 };
 
-static const uint8_t *take(struct rd *r, size_t n)
+static inline const uint8_t *take(struct rd *r, size_t n)
 {
 	const uint8_t *p = r->p;
 
@@ -36,15 +36,14 @@ static const uint8_t *take(struct rd *r, size_t n)
 	return p;
 }
 
-static size_t take_n(struct rd *r, int bytes)
+/* A 1- or 2-byte big-endian length or type; 0 once past the end. */
+static inline size_t take_n(struct rd *r, int bytes)
 {
 	const uint8_t *p = take(r, (size_t)bytes);
-	size_t v = 0;
-	int i;
 
-	for (i = 0; p && i < bytes; i++)
-		v = v << 8 | p[i];
-	return v;
+	if (!p)
+		return 0;
+	return bytes == 1 ? p[0] : (size_t)p[0] << 8 | p[1];
 }
 
 /* A sub-reader over the next N bytes of R. */
@@ -194,6 +193,13 @@ enum name_result name_tls_stream(const uint8_t *p, size_t len,
 		take_len = rl < len - at ? rl : len - at;
 		if (take_len > sizeof(hs) - hl)	/* past any ClientHello */
 			take_len = sizeof(hs) - hl;
+		if (hl == 0) {
+			/* The first record most often holds the whole
+			 * ClientHello: read it in place, no copy. */
+			r = name_tls_handshake(p + at, take_len, out);
+			if (r != NAME_MORE)
+				return r;
+		}
 		memcpy(hs + hl, p + at, take_len);
 		hl += take_len;
 		at += take_len;
