@@ -4,7 +4,11 @@
  * packet the kernel still holds, in id order, until a sendmsg has
  * delivered its verdict; and the netlink messages that answer them with
  * the fewest messages: a run of two or more equal decisions becomes one
- * NFQNL_MSG_VERDICT_BATCH, a single one an NFQNL_MSG_VERDICT.
+ * NFQNL_MSG_VERDICT_BATCH, a single one an NFQNL_MSG_VERDICT. Drops
+ * inside a run of another decision (1 in 10 names blocked) do not split
+ * it: each is answered alone first, then one batch verdict answers the
+ * rest. A dropped packet is never delivered, so the packets that are
+ * still leave in the order they came.
  *
  * A batch verdict applies to every waiting packet with an id <= the one
  * given, so it is only safe when every older waiting packet has been

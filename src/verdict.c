@@ -262,6 +262,69 @@ static unsigned run_end(const struct verdict_batch *b, unsigned i)
 	return j;
 }
 
+static bool is_drop(const struct verdict_rec *r)
+{
+	return (r->d.verdict & NF_VERDICT_MASK) == NF_DROP;
+}
+
+/*
+ * A run of I's decision with lone drops in it: entries I..end-1, the last
+ * one of I's decision, *DROPS of them drops. Each drop is answered alone
+ * before the one batch verdict that answers the others: a dropped packet
+ * is never delivered, so answering it before older ones changes no order
+ * of delivery, and one message per drop replaces two per interruption of
+ * the run (two drops in a row would cost two either way, more would cost
+ * more: a run of drops ends the run). At most ROOM messages in all. Returns I + 1 when there is no
+ * such run (the caller uses run_end()).
+ */
+static unsigned run_end_past_drops(const struct verdict_batch *b, unsigned i,
+				   unsigned room, unsigned *drops)
+{
+	const struct verdict_rec *r = rec_at(b, i);
+	unsigned end = i + 1, seen = 0;
+
+	*drops = 0;
+	if (r->single || is_drop(r))
+		return end;
+	for (unsigned j = i + 1; j < b->count; j++) {
+		const struct verdict_rec *n = rec_at(b, j);
+
+		if (n->kind != REC_PACKET || n->single)
+			break;
+		if (same_decision(&n->d, &r->d)) {
+			end = j + 1;
+			*drops = seen;
+		} else if (is_drop(n) && end == j && seen + 2 <= room) {
+			seen++;	/* a lone drop, right after I's decision */
+		} else {
+			break;
+		}
+	}
+	return end;
+}
+
+/* The messages for entries I..END-1 (run_end_past_drops()): each drop
+ * among them alone, then the batch for the rest. */
+static void put_run_past_drops(struct verdict_batch *b, unsigned i,
+			       unsigned end)
+{
+	for (unsigned k = i + 1; k < end; k++)
+		if (is_drop(rec_at(b, k)))
+			put_msg(b, NFQNL_MSG_VERDICT, rec_at(b, k)->id,
+				&rec_at(b, k)->d, false);
+	put_msg(b, NFQNL_MSG_VERDICT_BATCH, rec_at(b, end - 1)->id,
+		&rec_at(b, i)->d, false);
+}
+
+/* Messages that still fit in this send. */
+static unsigned room(const struct verdict_batch *b, size_t limit)
+{
+	unsigned by_size = (unsigned)((limit - b->len) / VERDICT_MSG_MAX);
+	unsigned by_count = b->max_msgs - b->n_msgs;
+
+	return by_size < by_count ? by_size : by_count;
+}
+
 size_t verdict_batch_build(struct verdict_batch *b)
 {
 	size_t limit = b->send_max < b->buf_size ? b->send_max : b->buf_size;
@@ -272,7 +335,7 @@ size_t verdict_batch_build(struct verdict_batch *b)
 	while (i < b->count && b->n_msgs < b->max_msgs &&
 	       b->len + VERDICT_MSG_MAX <= limit) {
 		const struct verdict_rec *r = rec_at(b, i);
-		unsigned j;
+		unsigned j, drops;
 
 		if (r->kind == REC_ORPHANS_UPTO) {
 			put_msg(b, NFQNL_MSG_VERDICT_BATCH, r->id, &r->d, true);
@@ -290,6 +353,12 @@ size_t verdict_batch_build(struct verdict_batch *b)
 				break;
 			put_msg(b, NFQNL_MSG_VERDICT_BATCH,
 				rec_at(b, j)->id - 1, d, orphans);
+			i = j;
+			continue;
+		}
+		j = run_end_past_drops(b, i, room(b, limit), &drops);
+		if (drops) {
+			put_run_past_drops(b, i, j);
 			i = j;
 			continue;
 		}
