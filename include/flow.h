@@ -51,6 +51,14 @@ enum flow_fate {
 			 * server free the connection */
 };
 
+/* What flow_ahead() learnt of a packet, for flow_ahead_line() and
+ * flow_names(). */
+struct flow_ahead {
+	struct pkt_names names;	/* what the packet alone shows */
+	uint64_t hash;		/* a TCP segment's flow key hash, as sent by
+				 * the client; 0: not computed */
+};
+
 /*
  * What PKT's names are (*OUT), gathering its bytes into its flow; NOW_NS a
  * monotonic clock; AHEAD what flow_ahead() said of PKT, or NULL. Returns
@@ -58,7 +66,7 @@ enum flow_fate {
  * judge the packet at all.
  */
 void *flow_names(struct flowtab *t, const struct pkt *pkt, uint64_t now_ns,
-		 const struct pkt_names *ahead, struct pkt_names *out,
+		 const struct flow_ahead *ahead, struct pkt_names *out,
 		 enum flow_fate *fate);
 
 /* The packet of flow F (from flow_names()) was dropped on its name. */
@@ -74,23 +82,25 @@ void flow_packet_names(const struct flowtab *t, const struct pkt *pkt,
 		       struct pkt_names *out);
 
 /*
- * A few packets before flow_names() of PKT, changing nothing: *OUT gets
- * what PKT alone shows of its names. For a UDP packet that is what
- * flow_packet_names() says, and flow_names() takes it instead of parsing
- * the packet again; for a TCP segment that holds a whole ClientHello
- * (or, to a DNS port, a whole query) it is that name, the guess that the
- * segment starts its flow, which the flow decides on later. Either
- * way a name it finds (PRESENT) is what the rules will likely look up:
- * its memory can be asked for early (policy_prefetch_name()).
+ * A few packets before flow_names() of PKT, changing nothing: OUT->hash
+ * gets the hash of a TCP segment's flow key (computed once for the
+ * look-ahead and the lookup), OUT->names what PKT alone shows of its
+ * names. For a UDP packet that is what flow_packet_names() says, and
+ * flow_names() takes it instead of parsing the packet again; for a TCP
+ * segment that holds a whole ClientHello (or, to a DNS port, a whole
+ * query) it is that name, the guess that the segment starts its flow,
+ * which the flow decides on later. Either way a name it finds (PRESENT)
+ * is what the rules will likely look up: its memory can be asked for
+ * early (policy_prefetch_name()).
  */
 void flow_ahead(const struct flowtab *t, const struct pkt *pkt,
-		struct pkt_names *out);
+		struct flow_ahead *out);
 /*
- * A packet or two after flow_ahead() of PKT, which asked for its flow
- * bucket's lines: ask for the line of the flow a TCP segment will find
- * there, or that a SYN's new flow will take (NOW_NS as flow_names()).
+ * A packet or two after flow_ahead() of PKT (AHEAD), which asked for its
+ * flow bucket's lines: ask for the line of the flow a TCP segment will
+ * find there, or that a SYN's new flow will take (NOW_NS as flow_names()).
  */
 void flow_ahead_line(const struct flowtab *t, const struct pkt *pkt,
-		     uint64_t now_ns);
+		     const struct flow_ahead *ahead, uint64_t now_ns);
 
 #endif

@@ -329,17 +329,16 @@ static size_t bucket_of(const struct flowtab *t, uint64_t h)
 #endif
 }
 
-/* Ask for the lines of the bucket a client's packet P looks up. Always
+/* Ask for the lines of the bucket of hash H. Always
  * inlined: a static function that only prefetches has no side effects
  * as far as GCC's mod/ref analysis (-fipa-modref, GCC 12 at -O2) can
  * tell, and its calls are deleted as dead code; they were, and the
  * bucket was never asked for (tests/unit/prefetch.sh). */
 static inline __attribute__((always_inline)) void
-prefetch_bucket(const struct flowtab *t, const struct pkt *p)
+prefetch_bucket(const struct flowtab *t, uint64_t h)
 {
-	size_t b;
+	size_t b = bucket_of(t, h);
 
-	b = bucket_of(t, hash_flow(t, p, true));
 	__builtin_prefetch(&t->hs[b]);
 	__builtin_prefetch(&t->seen[b]);
 }
@@ -546,7 +545,7 @@ static void gather(struct flowtab *t, struct flow *f, uint64_t off,
 }
 
 static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
-		      const struct pkt_names *ahead, struct pkt_names *o,
+		      const struct flow_ahead *ahead, struct pkt_names *o,
 		      struct flow **fp)
 {
 	const uint8_t *d;
@@ -560,7 +559,7 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		set(o, PKT_INCOMPLETE, NP_NONE);
 		return;
 	}
-	h = hash_flow(t, p, true);
+	h = ahead && ahead->hash ? ahead->hash : hash_flow(t, p, true);
 	f = lookup(t, p, true, h, now);
 	if (!f && !syn) {
 		h = hash_flow(t, p, false);
@@ -608,7 +607,7 @@ known:
 	if (!from_client || len == 0)
 		return;
 	gather(t, f, (uint32_t)(seq - f->isn), d, copied, copied < len,
-	       ahead, o);
+	       ahead ? &ahead->names : NULL, o);
 	/* The segment that completes a DNS query and goes on (a second
 	 * query behind it) is not judged on the first alone. */
 	if (f->state == FL_DONE && o->proto == NP_DNS &&
@@ -635,7 +634,7 @@ static bool quic_may(const struct flowtab *t, uint64_t h, const uint8_t *d,
 }
 
 static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
-		      const struct pkt_names *ahead, struct pkt_names *o,
+		      const struct flow_ahead *ahead, struct pkt_names *o,
 		      struct flow **fp)
 {
 	static __thread struct quic_initial q;
@@ -646,7 +645,7 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 	uint64_t h;
 
 	if (ahead)
-		names_copy(o, ahead);
+		names_copy(o, &ahead->names);
 	else
 		flow_packet_names(t, p, o);
 	if (o->proto == NP_DNS || !l4_payload(p, &d, &copied, &len) ||
@@ -696,32 +695,34 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 }
 
 void flow_ahead(const struct flowtab *t, const struct pkt *p,
-		struct pkt_names *out)
+		struct flow_ahead *out)
 {
 	const uint8_t *d;
 	uint32_t copied, len;
 	struct name_out n;
 	uint8_t proto;
 
+	out->hash = 0;
 	if (p->l4proto != IPPROTO_TCP) {
-		flow_packet_names(t, p, out);
+		flow_packet_names(t, p, &out->names);
 		return;
 	}
-	set(out, PKT_ABSENT, NP_NONE);
+	set(&out->names, PKT_ABSENT, NP_NONE);
 	if (!l4_payload(p, &d, &copied, &len))
 		return;
-	prefetch_bucket(t, p);
+	out->hash = hash_flow(t, p, true);
+	prefetch_bucket(t, out->hash);
 	/* What parse_stream() finds if this is the flow's start; only for
 	 * what may be a TLS record (other data is not parsed here). */
 	if (copied && copied <= FLOW_GATHER && d[0] == 0x16 &&
 	    parse_stream(t, false, p->dport, d, copied, &n, &proto) ==
 		    NAME_DONE)
-		from_result(out, NAME_DONE, proto, &n);
+		from_result(&out->names, NAME_DONE, proto, &n);
 }
 
 BIGMEM_PREFETCH_ONLY
 void flow_ahead_line(const struct flowtab *t, const struct pkt *p,
-		     uint64_t now_ns)
+		     const struct flow_ahead *ahead, uint64_t now_ns)
 {
 	bool syn = (p->tcp_flags & (TCPF_SYN | TCPF_ACK)) == TCPF_SYN;
 	uint64_t h;
@@ -729,7 +730,7 @@ void flow_ahead_line(const struct flowtab *t, const struct pkt *p,
 
 	if (p->l4proto != IPPROTO_TCP || p->l4 != PKT_PRESENT || p->fragment)
 		return;
-	h = hash_flow(t, p, true);
+	h = ahead->hash ? ahead->hash : hash_flow(t, p, true);
 	b = bucket_of(t, h);
 	for (size_t i = b; i < b + WAYS; i++) {
 		if (t->hs[i] == h) {
@@ -742,7 +743,7 @@ void flow_ahead_line(const struct flowtab *t, const struct pkt *p,
 }
 
 void *flow_names(struct flowtab *t, const struct pkt *p, uint64_t now_ns,
-		 const struct pkt_names *ahead, struct pkt_names *out,
+		 const struct flow_ahead *ahead, struct pkt_names *out,
 		 enum flow_fate *fate)
 {
 	struct flow *f = NULL;

@@ -359,7 +359,7 @@ static void flows_make(struct queue *q)
 /* The packet's names from this worker's flow table (flow.h); a flow
  * dropped on its name stays dropped. */
 static void *flow_of(struct queue *q, struct pkt *p,
-		     const struct pkt_names *ahead, struct pkt_names *n,
+		     const struct flow_ahead *ahead, struct pkt_names *n,
 		     enum flow_fate *fate)
 {
 	*fate = FLOW_JUDGE;
@@ -380,9 +380,9 @@ static void rx_clock(struct queue *q)
 	q->rx_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* AHEAD: what names_ahead() learnt of P's names, or NULL. */
+/* AHEAD: what names_ahead() learnt of P, or NULL. */
 static void judge(struct queue *q, struct policy *pol, struct pkt *p,
-		  const struct pkt_names *ahead)
+		  const struct flow_ahead *ahead)
 {
 	struct decision d = { .verdict = NF_ACCEPT };
 	struct pkt_names names;
@@ -510,7 +510,7 @@ static void handle_msg(struct queue *q, struct policy *pol,
 		return;
 	}
 	if (a && a->parsed) {
-		judge(q, pol, &a->p, &a->names);
+		judge(q, pol, &a->p, &a->fa);
 		return;
 	}
 	switch (pkt_parse_msg(nlh, nlh->nlmsg_len, q->params.flags, &p)) {
@@ -622,7 +622,7 @@ static void names_prefetch(struct queue *q, const struct policy *pol,
 	const struct nlmsghdr *nlh =
 		(const struct nlmsghdr *)(q->rx + (size_t)i * q->rx_each);
 	struct rx_ahead *a = &q->ahead[i];
-	const struct pkt_names *n = &a->names;
+	const struct pkt_names *n = &a->fa.names;
 
 	a->parsed = false;
 	if ((q->msgs[i].msg_hdr.msg_flags & MSG_TRUNC) ||
@@ -632,7 +632,7 @@ static void names_prefetch(struct queue *q, const struct policy *pol,
 		    PKT_OK)
 		return;
 	a->parsed = true;
-	flow_ahead(q->flows, &a->p, &a->names);
+	flow_ahead(q->flows, &a->p, &a->fa);
 	if (n->state == PKT_PRESENT && n->n.len)
 		policy_prefetch_name(pol, n->proto, n->n.name, n->n.len);
 }
@@ -642,7 +642,8 @@ static void names_prefetch(struct queue *q, const struct policy *pol,
 static void flow_prefetch(struct queue *q, int i)
 {
 	if (q->ahead[i].parsed)
-		flow_ahead_line(q->flows, &q->ahead[i].p, q->rx_ns);
+		flow_ahead_line(q->flows, &q->ahead[i].p, &q->ahead[i].fa,
+				q->rx_ns);
 }
 
 /*

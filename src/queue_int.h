@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "flow.h"
 #include "names.h"
 #include "pkt.h"
 #include "queue.h"
@@ -47,9 +48,9 @@ struct reconf {
 /* A received datagram's packet, parsed a few packets before it is
  * judged, and what it alone shows of its names (flow_ahead()). */
 struct rx_ahead {
-	bool parsed;		/* p and names hold the datagram's packet */
+	bool parsed;		/* p and fa hold the datagram's packet */
 	struct pkt p;
-	struct pkt_names names;
+	struct flow_ahead fa;
 };
 
 struct queue {

@@ -139,7 +139,7 @@ static int ahead(void **state)
 static void *names_of(struct flowtab *t, struct pkt p, enum flow_fate *fate)
 {
 	static uint64_t now = 1000000;
-	struct pkt_names a;
+	struct flow_ahead a;
 
 	now += 1000;
 	if (!use_ahead)
@@ -170,7 +170,7 @@ static void test_tls_ahead(void **state)
 {
 	static const uint16_t dns[] = { 53 };
 	struct flowtab *t = flowtab_new(64, 60, dns, 1);
-	struct pkt_names a;
+	struct flow_ahead a;
 	enum flow_fate fate;
 	uint8_t rec[600];
 	size_t n = client_hello(rec);
@@ -183,8 +183,8 @@ static void test_tls_ahead(void **state)
 	names_of(t, tcp_to(4000, 443, TCPF_SYN, 1, "", 0), &fate);
 	p = tcp_to(4000, 443, TCPF_ACK, 2, rec, n);
 	flow_ahead(t, &p, &a);
-	assert_int_equal(a.state, PKT_PRESENT);
-	assert_string_equal(a.n.name, "example.com");
+	assert_int_equal(a.names.state, PKT_PRESENT);
+	assert_string_equal(a.names.n.name, "example.com");
 	names_of(t, p, &fate);
 	assert_int_equal(out.state, PKT_PRESENT);
 	assert_int_equal(out.proto, NP_TLS);
@@ -198,7 +198,7 @@ static void test_tls_ahead(void **state)
 	/* To a DNS port it is a DNS stream, never a ClientHello. */
 	p = tcp_to(4002, 53, TCPF_ACK, 2, rec, n);
 	flow_ahead(t, &p, &a);
-	assert_int_equal(a.state, PKT_ABSENT);
+	assert_int_equal(a.names.state, PKT_ABSENT);
 	names_of(t, tcp_to(4002, 53, TCPF_SYN, 1, "", 0), &fate);
 	names_of(t, tcp_to(4002, 53, TCPF_ACK, 2, rec, n), &fate);
 	assert_int_not_equal(out.proto, NP_TLS);
