@@ -12,6 +12,7 @@
  * line of the table and then the name; the name's DOM_* flags are the
  * byte before it in the arena.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,18 +72,71 @@ static uint64_t mix(uint64_t h)
 	return h ? h : 1;
 }
 
-/* FNV-1a over the name from its last byte back: every label suffix's
- * hash is a step of the full name's. */
-#define FNV_BASIS 0xcbf29ce484222325ull
-#define FNV_PRIME 0x100000001b3ull
+/*
+ * A name's hash folds its labels from the last one back, 8 bytes at a
+ * step: every label suffix's hash is a step of the full name's (the
+ * state after its first label), so one pass over a name gives them all
+ * (suffixes()). Only equal names need equal hashes (a probe compares the
+ * name itself), and nothing hashed outlives the process.
+ */
+#define HASH_BASIS 0xcbf29ce484222325ull
+
+static uint64_t hash_step(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+	return h ^ h >> 29;
+}
+
+static uint64_t le_word(const char *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return le64toh(w);
+}
+
+/* The label NAME[A, B) into hash state H: its length, its 8-byte words,
+ * then its last 1 to 7 bytes as one word (read with the bytes before
+ * them when NAME has 8 before B: no byte past B is read). */
+static uint64_t label_step(uint64_t h, const char *name, size_t a, size_t b)
+{
+	size_t n = b - a;
+	uint64_t w = 0;
+
+	h = hash_step(h, n);
+	for (; n >= 8; a += 8, n -= 8)
+		h = hash_step(h, le_word(name + a));
+	if (!n)
+		return h;
+	if (b >= 8) {
+		w = le_word(name + b - 8) >> (8 * (8 - n));
+	} else {
+		for (size_t i = 0; i < n; i++)
+			w |= (uint64_t)(uint8_t)name[a + i] << (8 * i);
+	}
+	return hash_step(h, w);
+}
+
+/* The start of the label that ends at B in NAME. */
+static size_t label_start(const char *name, size_t b)
+{
+	while (b && name[b - 1] != '.')
+		b--;
+	return b;
+}
 
 static uint64_t hash_name(const char *s, size_t len)
 {
-	uint64_t h = FNV_BASIS;
+	uint64_t h = HASH_BASIS;
+	size_t b = len, a;
 
-	while (len)
-		h = (h ^ (uint8_t)s[--len]) * FNV_PRIME;
-	return mix(h);
+	for (;;) {
+		a = label_start(s, b);
+		h = label_step(h, s, a, b);
+		if (!a)
+			return mix(h);
+		b = a - 1;
+	}
 }
 
 static uint32_t tag_of(uint64_t h)
@@ -269,22 +323,26 @@ void domset_finish(struct domset *d)
 /* Most names have a few labels; a name has at most 127 (253 bytes). */
 #define SUFFIX_MAX 127
 
-/* The hash and start of every label suffix of NAME, shortest first. */
+/* The hash and start of every label suffix of NAME, shortest first:
+ * hash_name() of each. */
 static unsigned suffixes(const char *name, size_t len, uint64_t *h,
 			 size_t *at)
 {
-	uint64_t fnv = FNV_BASIS;
+	uint64_t state = HASH_BASIS;
+	size_t b = len, a;
 	unsigned n = 0;
-	size_t i = len;
 
-	while (i) {
-		fnv = (fnv ^ (uint8_t)name[--i]) * FNV_PRIME;
-		if ((i == 0 || name[i - 1] == '.') && n < SUFFIX_MAX) {
-			h[n] = mix(fnv);
-			at[n++] = i;
+	for (;;) {
+		a = label_start(name, b);
+		state = label_step(state, name, a, b);
+		if (a < len && n < SUFFIX_MAX) {	/* not empty */
+			h[n] = mix(state);
+			at[n++] = a;
 		}
+		if (!a)
+			return n;
+		b = a - 1;
 	}
-	return n;
 }
 
 /*

@@ -2,12 +2,14 @@
 /* test_set.c - unit tests of the set hash and interval structures. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <arpa/inet.h>
 #include <cmocka.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "domset.h"
@@ -338,6 +340,79 @@ static void test_domain_merge_after_grow(void **state)
 	domset_free(d);
 }
 
+/* A random label of 1 to 20 characters, 1 in 8 of 21 to 63. */
+static size_t rand_label(char *out)
+{
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789-";
+	size_t n = rand() % 8 ? 1 + rand() % 20 : 21 + rand() % 43;
+
+	for (size_t i = 0; i < n; i++)
+		out[i] = chars[rand() % (sizeof(chars) - 1)];
+	return n;
+}
+
+/* A random name of 1 to 4 labels, at most 200 characters. */
+static size_t rand_name(char *out)
+{
+	size_t len = 0, labels = 1 + rand() % 4;
+
+	for (size_t k = 0; k < labels && len < 120; k++) {
+		if (k)
+			out[len++] = '.';
+		len += rand_label(out + len);
+	}
+	out[len] = '\0';
+	return len;
+}
+
+/*
+ * Names of labels of every length (the hash reads 8 bytes at a time,
+ * a label's last 1 to 7 bytes with the bytes before them when there are
+ * 8), asked about as themselves and below other labels, against a model
+ * that compares the strings: a name matches when it, or a label suffix
+ * of it, was added with the flag that covers it.
+ */
+#define WORDS_N 400
+static void test_domain_words(void **state)
+{
+	static char names[WORDS_N][256];
+	static unsigned flags[WORDS_N];
+	struct domset *d = domset_new();
+	char q[512];
+
+	srand(4242);
+	for (int i = 0; i < WORDS_N; i++) {
+		rand_name(names[i]);
+		flags[i] = 1 + rand() % 3;	/* EXACT, BELOW or both */
+		assert_int_equal(domset_add(d, names[i], strlen(names[i]),
+					    flags[i]), 0);
+	}
+	domset_finish(d);
+	for (int iter = 0; iter < 20000; iter++) {
+		int i = rand() % WORDS_N;
+		size_t len = 0;
+		bool want = false;
+
+		if (rand() % 2) {		/* below a listed name */
+			len = rand_label(q);
+			q[len++] = '.';
+		}
+		len += (size_t)sprintf(q + len, "%s", names[i]);
+		if (rand() % 4 == 0)		/* or a name not listed */
+			q[rand() % len] = '_';
+		for (size_t at = 0; at < len; at++) {
+			if (at && q[at - 1] != '.')
+				continue;
+			for (int k = 0; k < WORDS_N; k++)
+				if (!strcmp(q + at, names[k]) &&
+				    (flags[k] & (at ? DOM_BELOW : DOM_EXACT)))
+					want = true;
+		}
+		assert_int_equal(domset_match(d, q, len), want);
+	}
+	domset_free(d);
+}
+
 /*
  * A blocklist's size: 1,000,000 names (plus their parents as "*." patterns
  * would double it; these are distinct names). Asserts the memory bound
@@ -391,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_domain),
 		cmocka_unit_test(test_domain_walk),
 		cmocka_unit_test(test_domain_merge_after_grow),
+		cmocka_unit_test(test_domain_words),
 		cmocka_unit_test(test_domain_million),
 		cmocka_unit_test(test_big_u32),
 	};
