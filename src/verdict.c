@@ -274,8 +274,9 @@ static bool is_drop(const struct verdict_rec *r)
  * is never delivered, so answering it before older ones changes no order
  * of delivery, and one message per drop replaces two per interruption of
  * the run (two drops in a row would cost two either way, more would cost
- * more: a run of drops ends the run). At most ROOM messages in all. Returns I + 1 when there is no
- * such run (the caller uses run_end()).
+ * more: a run of drops ends the run). At most ROOM messages in all.
+ * Returns I + 1 and no drops when there is no such run (the caller uses
+ * run_end()).
  */
 static unsigned run_end_past_drops(const struct verdict_batch *b, unsigned i,
 				   unsigned room, unsigned *drops)
