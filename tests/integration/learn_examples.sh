@@ -90,25 +90,28 @@ wait_file "$SOCK"
 # connect(): a connect whose SYN is not answered within a second (a verdict
 # late on a loaded machine) sends it again, and each copy is a new-connection
 # SYN that spends a token, in nfqd as in nft; CI once saw 3 SYNs accepted
-# for 2 connects, and the third connect dropped. A's kernel ignores the RST:
-# no socket of its own sent the SYN.
+# for 2 connects, and the third connect dropped. Sent on va to vb's address
+# (scapy's own ARP lookup, given up after 2 s on a loaded machine, sends to
+# the broadcast address, and TCP ignores a segment not sent to its host).
+# A's kernel ignores the RST: no socket of its own sent the SYN.
+MAC_B=$(in_b cat /sys/class/net/vb/address)
 syn() {
 	in_a "$PY" -c '
 import logging, random, sys
 logging.getLogger("scapy").setLevel(logging.ERROR)
-from scapy.all import IP, TCP, conf, sr1
+from scapy.all import Ether, IP, TCP, conf, srp1
 conf.verb = 0
-p = IP(src=sys.argv[1], dst="192.0.2.2") / TCP(
+p = Ether(dst=sys.argv[3]) / IP(src=sys.argv[1], dst="192.0.2.2") / TCP(
     sport=random.randint(20000, 60000), dport=22, flags="S",
     seq=random.randint(0, 2**31))
-r = sr1(p, timeout=float(sys.argv[2]))
+r = srp1(p, iface="va", timeout=float(sys.argv[2]))
 if r is None:
     print("dropped (timed out)")
 elif TCP in r and r[TCP].flags.R:
     print("refused")
 else:
     print("answered: %s" % r.summary())
-' "$1" "$2"
+' "$1" "$2" "$MAC_B"
 }
 # What nfqd and the kernel saw, for a failure message.
 syn_state() {
