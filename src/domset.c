@@ -125,18 +125,37 @@ static size_t label_start(const char *name, size_t b)
 	return b;
 }
 
-static uint64_t hash_name(const char *s, size_t len)
+/* Most names have a few labels; a name has at most 127 (253 bytes). */
+#define SUFFIX_MAX 127
+
+/*
+ * Fold NAME's labels into a hash state, the last label first; returns
+ * the state after the whole name (hash_name() mixes it). With H and AT
+ * (suffixes()), each label suffix that is not empty also gets its hash
+ * and start there, shortest first, at most SUFFIX_MAX, counted in *N.
+ */
+static uint64_t fold(const char *name, size_t len, uint64_t *h, size_t *at,
+		     unsigned *n)
 {
-	uint64_t h = HASH_BASIS;
+	uint64_t state = HASH_BASIS;
 	size_t b = len, a;
 
 	for (;;) {
-		a = label_start(s, b);
-		h = label_step(h, s, a, b);
+		a = label_start(name, b);
+		state = label_step(state, name, a, b);
+		if (h && a < len && *n < SUFFIX_MAX) {
+			h[*n] = mix(state);
+			at[(*n)++] = a;
+		}
 		if (!a)
-			return mix(h);
+			return state;
 		b = a - 1;
 	}
+}
+
+static uint64_t hash_name(const char *s, size_t len)
+{
+	return mix(fold(s, len, NULL, NULL, NULL));
 }
 
 static uint32_t tag_of(uint64_t h)
@@ -320,29 +339,15 @@ void domset_finish(struct domset *d)
 	}
 }
 
-/* Most names have a few labels; a name has at most 127 (253 bytes). */
-#define SUFFIX_MAX 127
-
 /* The hash and start of every label suffix of NAME, shortest first:
  * hash_name() of each. */
 static unsigned suffixes(const char *name, size_t len, uint64_t *h,
 			 size_t *at)
 {
-	uint64_t state = HASH_BASIS;
-	size_t b = len, a;
 	unsigned n = 0;
 
-	for (;;) {
-		a = label_start(name, b);
-		state = label_step(state, name, a, b);
-		if (a < len && n < SUFFIX_MAX) {	/* not empty */
-			h[n] = mix(state);
-			at[n++] = a;
-		}
-		if (!a)
-			return n;
-		b = a - 1;
-	}
+	fold(name, len, h, at, &n);
+	return n;
 }
 
 /*
