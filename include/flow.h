@@ -56,7 +56,8 @@ enum flow_fate {
 struct flow_ahead {
 	struct pkt_names names;	/* what the packet alone shows */
 	uint64_t hash;		/* a TCP segment's flow key hash, as sent by
-				 * the client; 0: not computed */
+				 * the client; 0: no segment whose flow is
+				 * looked up (not TCP, or unreadable) */
 };
 
 /*

@@ -725,12 +725,11 @@ void flow_ahead_line(const struct flowtab *t, const struct pkt *p,
 		     const struct flow_ahead *ahead, uint64_t now_ns)
 {
 	bool syn = (p->tcp_flags & (TCPF_SYN | TCPF_ACK)) == TCPF_SYN;
-	uint64_t h;
+	uint64_t h = ahead->hash;
 	size_t b;
 
-	if (p->l4proto != IPPROTO_TCP || p->l4 != PKT_PRESENT || p->fragment)
-		return;
-	h = ahead->hash ? ahead->hash : hash_flow(t, p, true);
+	if (!h)
+		return;		/* no segment flow_names() looks up */
 	b = bucket_of(t, h);
 	for (size_t i = b; i < b + WAYS; i++) {
 		if (t->hs[i] == h) {
