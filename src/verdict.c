@@ -333,8 +333,7 @@ size_t verdict_batch_build(struct verdict_batch *b)
 
 	b->len = 0;
 	b->n_msgs = 0;
-	while (i < b->count && b->n_msgs < b->max_msgs &&
-	       b->len + VERDICT_MSG_MAX <= limit) {
+	while (i < b->count && room(b, limit) > 0) {
 		const struct verdict_rec *r = rec_at(b, i);
 		unsigned j, drops;
 
