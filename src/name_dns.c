@@ -5,7 +5,6 @@
  * compression pointer, so one is refused rather than followed: no loop,
  * no pointer past the end can be reached.
  */
-#include <string.h>
 
 #include "names.h"
 
@@ -17,12 +16,13 @@ static uint16_t rd16(const uint8_t *p)
 }
 
 /*
- * The wire-form name at P (LEN bytes left) into OUT in presentation form;
- * its wire length, or -1 (malformed, compressed, past LEN).
+ * The wire-form name at P (LEN bytes left) into OUT in normal form
+ * (name_normalize()'s: labels of printable ASCII, lower case, 253 bytes
+ * at most), in one pass; its wire length, or -1 (malformed, compressed,
+ * past LEN, a '.' in a label: not one presentation name).
  */
 static int wire_name(const uint8_t *p, size_t len, struct name_out *out)
 {
-	char text[NAME_MAX_LEN + 2];
 	size_t at = 0, tl = 0;
 
 	for (;;) {
@@ -35,20 +35,30 @@ static int wire_name(const uint8_t *p, size_t len, struct name_out *out)
 			break;
 		if (l > 63 || l > len - at)	/* pointers: 0xc0; 0x40/0x80 */
 			return -1;
-		if (tl + l + 1 > NAME_MAX_LEN + 1)
+		if (tl + (tl ? 1 : 0) + l > NAME_MAX_LEN)
 			return -1;
-		if (memchr(p + at, '.', l))	/* not one presentation name */
-			return -1;
-		memcpy(text + tl, p + at, l);
-		tl += l;
-		text[tl++] = '.';
+		if (tl)
+			out->name[tl++] = '.';
+		for (const uint8_t *c = p + at, *e = c + l; c < e; c++) {
+			if (*c < 0x21 || *c > 0x7e || *c == '.')
+				return -1;
+			out->name[tl++] = (char)(*c >= 'A' && *c <= 'Z' ?
+						 *c + 32 : *c);
+		}
 		at += l;
 	}
-	out->len = 0;
-	out->name[0] = '\0';
-	if (tl && name_normalize(text, tl, out) < 0)
-		return -1;
+	out->name[tl] = '\0';
+	out->len = (uint16_t)tl;
 	return (int)at;
+}
+
+/* OUT with no name yet: its short fields zero, its name empty. */
+static void no_name(struct name_out *out)
+{
+	out->len = 0;
+	out->qtype = 0;
+	out->ech = false;
+	out->name[0] = '\0';
 }
 
 enum name_result name_dns_udp(const uint8_t *p, size_t len,
@@ -56,7 +66,7 @@ enum name_result name_dns_udp(const uint8_t *p, size_t len,
 {
 	int n;
 
-	memset(out, 0, sizeof(*out));
+	no_name(out);
 	if (len < DNS_HDR)
 		return NAME_BAD;
 	if (p[2] & 0x80)
@@ -64,8 +74,10 @@ enum name_result name_dns_udp(const uint8_t *p, size_t len,
 	if (rd16(p + 4) != 1)
 		return NAME_BAD;	/* QDCOUNT: exactly one question */
 	n = wire_name(p + DNS_HDR, len - DNS_HDR, out);
-	if (n < 0 || len - DNS_HDR - (size_t)n < 4)
+	if (n < 0 || len - DNS_HDR - (size_t)n < 4) {
+		no_name(out);
 		return NAME_BAD;
+	}
 	out->qtype = rd16(p + DNS_HDR + n);
 	return NAME_DONE;
 }
@@ -75,7 +87,7 @@ enum name_result name_dns_tcp(const uint8_t *p, size_t len,
 {
 	size_t mlen;
 
-	memset(out, 0, sizeof(*out));
+	no_name(out);
 	if (len < 2)
 		return NAME_MORE;
 	mlen = rd16(p);

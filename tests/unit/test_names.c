@@ -120,6 +120,100 @@ static void test_dns_hostile(void **state)
 	assert_int_equal(name_dns_udp(b, n + 2, &o), NAME_BAD);
 }
 
+/*
+ * The question's name as the labels joined by dots and given to
+ * name_normalize(), the two-step form the parser does in one pass: -1 if
+ * either step refuses it (a label with a dot, too long, not printable).
+ */
+static int dns_model(const uint8_t *q, size_t len, struct name_out *o)
+{
+	char text[600];
+	size_t at = 0, tl = 0;
+
+	while (at < len && q[at]) {
+		uint8_t l = q[at++];
+
+		if (l > 63 || l > len - at || memchr(q + at, '.', l))
+			return -1;
+		memcpy(text + tl, q + at, l);
+		tl += l;
+		text[tl++] = '.';
+		at += l;
+	}
+	if (at >= len)
+		return -1;
+	o->len = 0;
+	return tl ? name_normalize(text, tl, o) : 0;
+}
+
+/* Random questions of random labels (printable or not, dots, upper
+ * case, lengths near the limits): the one-pass parser agrees with the
+ * model on every one, and names the same name. */
+static void test_dns_model(void **state)
+{
+	static const uint8_t bytes[] = { 'a', 'Z', '0', '-', '_', '.', ' ',
+					 0x7e, 0x7f, 0x21, 0x80, 0, 'A', 'z' };
+	uint8_t b[600];
+	struct name_out o, m;
+	unsigned seed = 20261202, agree = 0;
+	int want;
+
+	for (int t = 0; t < 200000; t++) {
+		int labels = rand_r(&seed) % 6;
+		size_t n = 12;
+
+		memset(b, 0, 12);
+		b[5] = 1;
+		for (int i = 0; i < labels && n < 500; i++) {
+			size_t l = rand_r(&seed) % 4 ? 1 + rand_r(&seed) % 20 :
+						       50 + rand_r(&seed) % 16;
+
+			b[n++] = (uint8_t)l;
+			for (size_t k = 0; k < l && n < 590; k++)
+				b[n++] = rand_r(&seed) % 8 ?
+					"abcXYZ019-"[rand_r(&seed) % 10] :
+					bytes[rand_r(&seed) % sizeof(bytes)];
+		}
+		b[n++] = 0;
+		memset(b + n, 0, 4);
+		n += 4;
+		want = dns_model(b + 12, n - 12, &m);
+		if (want < 0) {
+			assert_int_equal(name_dns_udp(b, n, &o), NAME_BAD);
+			assert_int_equal(o.len, 0);
+			continue;
+		}
+		assert_int_equal(name_dns_udp(b, n, &o), NAME_DONE);
+		assert_int_equal(o.len, m.len);
+		assert_memory_equal(o.name, m.name, (size_t)m.len);
+		assert_int_equal(o.name[o.len], '\0');
+		agree++;
+	}
+	assert_true(agree > 1000);	/* both kinds were tried */
+	/* Names of 247 to 255 bytes: three labels of 63 and one of 55-63. */
+	for (size_t last = 55; last <= 63; last++) {
+		size_t n = 12;
+
+		memset(b, 0, 12);
+		b[5] = 1;
+		for (int i = 0; i < 4; i++) {
+			size_t l = i < 3 ? 63 : last;
+
+			b[n++] = (uint8_t)l;
+			memset(b + n, 'a', l);
+			n += l;
+		}
+		b[n++] = 0;
+		memset(b + n, 0, 4);
+		n += 4;
+		want = dns_model(b + 12, n - 12, &m);
+		assert_int_equal(name_dns_udp(b, n, &o),
+				 want < 0 ? NAME_BAD : NAME_DONE);
+		assert_int_equal(want < 0, 192 + last > NAME_MAX_LEN);
+		assert_int_equal(o.len, want < 0 ? 0 : 192 + last);
+	}
+}
+
 static void test_dns_tcp(void **state)
 {
 	uint8_t b[600];
@@ -614,6 +708,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dns_udp),
 		cmocka_unit_test(test_dns_hostile),
+		cmocka_unit_test(test_dns_model),
 		cmocka_unit_test(test_dns_tcp),
 		cmocka_unit_test(test_tls_sni),
 		cmocka_unit_test(test_tls_ech_nosni),
