@@ -113,7 +113,10 @@ reads=$(awk '/ <detached \.\.\.>$/ { next }
 	match($0, /<\.\.\. [a-z_0-9]+ resumed>/) { $0 = part[$1] substr($0, RSTART + RLENGTH) }
 	{ print }' "$TMP/strace.all" | grep -E "^([0-9]+ +)?recvfrom\(" || true)
 link_reads=$(echo "$reads" | grep -c . || true)
-bad_reads=$(echo "$reads" | grep -vE "^([0-9]+ +)?recvfrom\([0-9]+<NETLINK:\[[^]]*\]>, [^,]+, [0-9]+, [A-Z_|]*MSG_DONTWAIT" || true)
+# The buffer is an address when nothing came (EAGAIN) and the decoded
+# message when a link message did (a change of vb's state can come at
+# any time): the flags are found after it, before the address argument.
+bad_reads=$(echo "$reads" | grep -vE "^([0-9]+ +)?recvfrom\([0-9]+<NETLINK:\[[^]]*\]>, .*, [0-9]+, [A-Z_|]*MSG_DONTWAIT[A-Z_|]*, " || true)
 for inode in $(echo "$reads" | sed -nE 's/.*<NETLINK:\[([^]]*:)?([0-9]+)\]>.*/\2/p' | sort -u); do
 	proto=$(awk -v i="$inode" '$10 == i { print $2 }' "/proc/$NFQD_PID/net/netlink")
 	[ "$proto" = 0 ] ||
