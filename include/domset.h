@@ -48,13 +48,37 @@ int domset_add(struct domset *d, const char *name, size_t len, unsigned flags);
  * last add (a later add drops the filter). */
 void domset_finish(struct domset *d);
 
-/* Does normalised NAME (LEN bytes) match? One probe per label suffix. */
-bool domset_match(const struct domset *d, const char *name, size_t len);
+/*
+ * The probes of a name: the hash of each of its label suffixes, shortest
+ * first, and where each starts. They depend on the name alone, not on a
+ * set: made once (domset_probes()), they serve every set's lookups of the
+ * name, and the look-ahead that asks for those lookups' memory.
+ */
+#define DOM_SUFFIX_MAX 127	/* labels of a 253-byte name */
+struct dom_probes {
+	unsigned n;			/* 0: no name (empty, too long) */
+	uint8_t at[DOM_SUFFIX_MAX];
+	uint64_t h[DOM_SUFFIX_MAX];
+};
+void domset_probes(const char *name, size_t len, struct dom_probes *pr);
 
-/* Ask for the memory domset_match() of NAME will read first (its filter
- * words), without waiting for it: a packet or two before the match, so
- * that the cache misses of several packets' lookups overlap. */
-void domset_prefetch(const struct domset *d, const char *name, size_t len);
+/* Does normalised NAME (LEN bytes) match? One probe per label suffix.
+ * PR: NAME's probes (domset_probes()), or NULL to make them here. */
+bool domset_match(const struct domset *d, const char *name, size_t len,
+		  const struct dom_probes *pr);
+
+/*
+ * Ask for the memory domset_match() of the name of PR will read, without
+ * waiting for it, a few packets before the match, so that the cache
+ * misses of several packets' lookups overlap. A lookup reads the filter,
+ * then the table slots the filter lets through, then the names those
+ * slots point to: each step can only be asked for once the step before
+ * has arrived, so the look-ahead calls this three times for a name, from
+ * DOM_AHEAD_FILTER to DOM_AHEAD_NAMES, some packets apart.
+ */
+enum dom_ahead { DOM_AHEAD_FILTER, DOM_AHEAD_SLOTS, DOM_AHEAD_NAMES };
+void domset_prefetch(const struct domset *d, const struct dom_probes *pr,
+		     enum dom_ahead step);
 
 size_t domset_count(const struct domset *d);
 /* Bytes the set holds (table, arena and filter). */

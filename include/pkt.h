@@ -15,6 +15,7 @@
 
 struct nlmsghdr;
 struct pkt_names;
+struct dom_probes;
 
 /* Which optional parts of struct pkt are valid. */
 #define PKT_HAS_MARK	0x0001
@@ -92,6 +93,9 @@ struct pkt {
 	/* Names (names.h), filled by the flow table before judging when the
 	 * policy has name matches; NULL: every name match is INCOMPLETE. */
 	const struct pkt_names *names;
+	/* The domain-set probes (domset.h) of names' name, made ahead by
+	 * the queue; NULL: the lookups make their own. */
+	const struct dom_probes *probes;
 };
 
 /* Result of pkt_parse_msg(). */

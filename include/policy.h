@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "domset.h"
 
 struct pkt;
 struct decision;
@@ -65,13 +66,14 @@ void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
 bool policy_has_names(const struct policy *p);
 
 /*
- * Ask for the memory the lookups of NAME (LEN bytes, normalised), a name
- * of protocol PROTO (enum name_proto), in the policy's domain sets will
- * read, without waiting for it: a few packets before the packet is
- * judged, so that the cache misses of several packets overlap.
+ * Ask for the memory the lookups of a name of protocol PROTO (enum
+ * name_proto) with probes PR (domset_probes()) in the policy's domain
+ * sets will read at STEP (domset_prefetch()), without waiting for it: a
+ * few packets before the packet is judged, so that the cache misses of
+ * several packets overlap.
  */
 void policy_prefetch_name(const struct policy *p, unsigned proto,
-			  const char *name, size_t len);
+			  const struct dom_probes *pr, enum dom_ahead step);
 
 enum policy_eval { POLICY_EVAL_AUTO, POLICY_EVAL_LINEAR, POLICY_EVAL_INDEX };
 #define POLICY_INDEX_MIN_RULES	8

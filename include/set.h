@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "domset.h"
+
 /* What a set holds; fixes which add/lookup functions apply. */
 enum set_kind {
 	SETK_U32,	/* IPv4 addresses (host order), ports, marks, numbers */
@@ -53,10 +55,13 @@ int set_finish(struct set *s);
 bool set_has_u32(const struct set *s, uint32_t v);
 bool set_has_u128(const struct set *s, const uint8_t v[16]);
 bool set_has_str(const struct set *s, const char *name);
-/* NAME: normalised (names.h), LEN bytes. */
-bool set_has_domain(const struct set *s, const char *name, size_t len);
+/* NAME: normalised (names.h), LEN bytes; PR: its probes, or NULL
+ * (domset_match()). */
+bool set_has_domain(const struct set *s, const char *name, size_t len,
+		    const struct dom_probes *pr);
 /* Ask for the memory set_has_domain() will read (domset_prefetch()). */
-void set_prefetch_domain(const struct set *s, const char *name, size_t len);
+void set_prefetch_domain(const struct set *s, const struct dom_probes *pr,
+			 enum dom_ahead step);
 
 /*
  * Visit every element of a finished set: FN(ARG, LO, HI) once per exact

@@ -76,8 +76,8 @@ static uint64_t mix(uint64_t h)
  * A name's hash folds its labels from the last one back, 8 bytes at a
  * step: every label suffix's hash is a step of the full name's (the
  * state after its first label), so one pass over a name gives them all
- * (suffixes()). Only equal names need equal hashes (a probe compares the
- * name itself), and nothing hashed outlives the process.
+ * (domset_probes()). Only equal names need equal hashes (a probe
+ * compares the name itself), and nothing hashed outlives the process.
  */
 #define HASH_BASIS 0xcbf29ce484222325ull
 
@@ -125,16 +125,14 @@ static size_t label_start(const char *name, size_t b)
 	return b;
 }
 
-/* Most names have a few labels; a name has at most 127 (253 bytes). */
-#define SUFFIX_MAX 127
-
 /*
  * Fold NAME's labels into a hash state, the last label first; returns
  * the state after the whole name (hash_name() mixes it). With H and AT
- * (suffixes()), each label suffix that is not empty also gets its hash
- * and start there, shortest first, at most SUFFIX_MAX, counted in *N.
+ * (domset_probes()), each label suffix that is not empty also gets its
+ * hash and start there, shortest first, at most DOM_SUFFIX_MAX, counted
+ * in *N.
  */
-static uint64_t fold(const char *name, size_t len, uint64_t *h, size_t *at,
+static uint64_t fold(const char *name, size_t len, uint64_t *h, uint8_t *at,
 		     unsigned *n)
 {
 	uint64_t state = HASH_BASIS;
@@ -143,9 +141,9 @@ static uint64_t fold(const char *name, size_t len, uint64_t *h, size_t *at,
 	for (;;) {
 		a = label_start(name, b);
 		state = label_step(state, name, a, b);
-		if (h && a < len && *n < SUFFIX_MAX) {
+		if (h && a < len && *n < DOM_SUFFIX_MAX) {
 			h[*n] = mix(state);
-			at[(*n)++] = a;
+			at[(*n)++] = (uint8_t)a;
 		}
 		if (!a)
 			return state;
@@ -339,15 +337,19 @@ void domset_finish(struct domset *d)
 	}
 }
 
-/* The hash and start of every label suffix of NAME, shortest first:
- * hash_name() of each. */
-static unsigned suffixes(const char *name, size_t len, uint64_t *h,
-			 size_t *at)
+void domset_probes(const char *name, size_t len, struct dom_probes *pr)
 {
-	unsigned n = 0;
+	pr->n = 0;
+	if (len && len <= NAME_MAX_LEN)
+		fold(name, len, pr->h, pr->at, &pr->n);
+}
 
-	fold(name, len, h, at, &n);
-	return n;
+/* The slot of probe K of PR: of the name at NAME + PR->at[K], or the
+ * empty slot that ends its chain. */
+static size_t probe_slot(const struct domset *d, const struct dom_probes *pr,
+			 unsigned k, const char *name, size_t len)
+{
+	return find(d, pr->h[k], name + pr->at[k], len - pr->at[k]);
 }
 
 /*
@@ -355,50 +357,72 @@ static unsigned suffixes(const char *name, size_t len, uint64_t *h,
  * probe. The probes' memory is asked for all at once before any is read
  * (the filter words, then the table slots of the suffixes the filter
  * lets through), so their cache misses overlap instead of adding up.
+ * The look-ahead (domset_prefetch()) has usually asked for all of it.
  */
-bool domset_match(const struct domset *d, const char *name, size_t len)
+bool domset_match(const struct domset *d, const char *name, size_t len,
+		  const struct dom_probes *pr)
 {
-	uint64_t h[SUFFIX_MAX];
-	size_t at[SUFFIX_MAX], mask = d->cap - 1;
-	unsigned n, k, live = 0;
+	struct dom_probes own;
+	uint8_t live[DOM_SUFFIX_MAX];
+	size_t mask = d->cap - 1;
+	unsigned k, n = 0;
 
 	if (!d->n || !len)
 		return false;
-	n = suffixes(name, len, h, at);
-	for (k = 0; d->filter && k < n; k++)
-		__builtin_prefetch(&d->filter[filter_word(d, h[k])]);
-	for (k = 0; k < n; k++) {
-		if (!filter_maybe(d, h[k]))
-			continue;
-		__builtin_prefetch(&d->slot[(size_t)h[k] & mask]);
-		h[live] = h[k];
-		at[live++] = at[k];
+	if (!pr) {
+		domset_probes(name, len, &own);
+		pr = &own;
 	}
-	for (k = 0; k < live; k++) {
-		size_t i = at[k], slot = find(d, h[k], name + i, len - i);
+	for (k = 0; d->filter && k < pr->n; k++)
+		__builtin_prefetch(&d->filter[filter_word(d, pr->h[k])]);
+	for (k = 0; k < pr->n; k++) {
+		if (!filter_maybe(d, pr->h[k]))
+			continue;
+		__builtin_prefetch(&d->slot[(size_t)pr->h[k] & mask]);
+		live[n++] = (uint8_t)k;
+	}
+	for (unsigned j = 0; j < n; j++) {
+		size_t slot = probe_slot(d, pr, live[j], name, len);
 		unsigned f;
 
 		if (!d->slot[slot].off)
 			continue;
 		f = (uint8_t)d->arena[d->slot[slot].off - 1];
-		if (f & (i == 0 ? DOM_EXACT : DOM_BELOW))
+		if (f & (pr->at[live[j]] == 0 ? DOM_EXACT : DOM_BELOW))
 			return true;
 	}
 	return false;
 }
 
-BIGMEM_PREFETCH_ONLY
-void domset_prefetch(const struct domset *d, const char *name, size_t len)
+/* DOM_AHEAD_NAMES for hash H: the flags and name of every slot of its
+ * chain whose tag is H's (the slots arrived after DOM_AHEAD_SLOTS). */
+static void prefetch_names(const struct domset *d, uint64_t h)
 {
-	uint64_t h[SUFFIX_MAX];
-	size_t at[SUFFIX_MAX];
-	unsigned n;
+	size_t mask = d->cap - 1, i = (size_t)h & mask;
 
-	if (!d->n || !len || !d->filter)
+	for (; d->slot[i].off; i = (i + 1) & mask)
+		if (d->slot[i].tag == tag_of(h))
+			__builtin_prefetch(d->arena + d->slot[i].off - 1);
+}
+
+BIGMEM_PREFETCH_ONLY
+void domset_prefetch(const struct domset *d, const struct dom_probes *pr,
+		     enum dom_ahead step)
+{
+	if (!d->n || !d->filter)
 		return;
-	n = suffixes(name, len, h, at);
-	for (unsigned k = 0; k < n; k++)
-		__builtin_prefetch(&d->filter[filter_word(d, h[k])]);
+	for (unsigned k = 0; k < pr->n; k++) {
+		uint64_t h = pr->h[k];
+
+		if (step == DOM_AHEAD_FILTER)
+			__builtin_prefetch(&d->filter[filter_word(d, h)]);
+		else if (!filter_maybe(d, h))
+			continue;
+		else if (step == DOM_AHEAD_SLOTS)
+			__builtin_prefetch(&d->slot[(size_t)h & (d->cap - 1)]);
+		else
+			prefetch_names(d, h);
+	}
 }
 
 size_t domset_count(const struct domset *d)

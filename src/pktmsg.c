@@ -202,6 +202,7 @@ static void reset_msg_fields(struct pkt *p)
 	p->payload = NULL;
 	p->payload_len = p->orig_len = 0;
 	p->names = NULL;
+	p->probes = NULL;
 }
 
 /* A message nfqd cannot use: no payload, so every header field is set

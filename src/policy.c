@@ -560,11 +560,11 @@ static void note_name_set(struct policy *p, const struct cmatch *m)
 }
 
 void policy_prefetch_name(const struct policy *p, unsigned proto,
-			  const char *name, size_t len)
+			  const struct dom_probes *pr, enum dom_ahead step)
 {
 	for (unsigned i = 0; i < p->n_name_sets; i++)
 		if (p->name_sets[i].protos & (1u << proto))
-			set_prefetch_domain(p->name_sets[i].set, name, len);
+			set_prefetch_domain(p->name_sets[i].set, pr, step);
 }
 
 static int compile_rule(struct policy *p, const struct conf *c,

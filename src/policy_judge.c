@@ -95,9 +95,9 @@ static bool match_name(const struct cmatch *m, const struct pkt *pkt,
 			*st = PKT_ABSENT;
 			return false;
 		}
-		return set_has_domain(m->set, n->name, n->len);
+		return set_has_domain(m->set, n->name, n->len, pkt->probes);
 	default:
-		return set_has_domain(m->set, n->name, n->len);
+		return set_has_domain(m->set, n->name, n->len, pkt->probes);
 	}
 }
 

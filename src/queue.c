@@ -380,17 +380,35 @@ static void rx_clock(struct queue *q)
 	q->rx_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* AHEAD: what names_ahead() learnt of P, or NULL. */
+/* The probes A made of the name it parsed ahead, if N, P's names, has
+ * that name (a flow's own name, or one gathered from several segments,
+ * is not: its lookups make their own). */
+static void probes_of(struct pkt *p, const struct pkt_names *n,
+		      const struct rx_ahead *a)
+{
+	const struct pkt_names *an = &a->fa.names;
+
+	p->probes = NULL;
+	if (a->probes.n && n->state == PKT_PRESENT &&
+	    an->state == PKT_PRESENT && n->proto == an->proto &&
+	    n->n.len == an->n.len && !memcmp(n->n.name, an->n.name, n->n.len))
+		p->probes = &a->probes;
+}
+
+/* A: what names_ahead() learnt of P, or NULL. */
 static void judge(struct queue *q, struct policy *pol, struct pkt *p,
-		  const struct flow_ahead *ahead)
+		  const struct rx_ahead *a)
 {
 	struct decision d = { .verdict = NF_ACCEPT };
 	struct pkt_names names;
 	enum flow_fate fate = FLOW_JUDGE;
 	void *fl = NULL;
 
-	if (pol && policy_has_names(pol))
-		fl = flow_of(q, p, ahead, &names, &fate);
+	if (pol && policy_has_names(pol)) {
+		fl = flow_of(q, p, a ? &a->fa : NULL, &names, &fate);
+		if (a && p->names)
+			probes_of(p, &names, a);
+	}
 	if (fate == FLOW_DROP) {
 		d.verdict = NF_DROP;
 		d.names = true;
@@ -510,7 +528,7 @@ static void handle_msg(struct queue *q, struct policy *pol,
 		return;
 	}
 	if (a && a->parsed) {
-		judge(q, pol, &a->p, &a->fa);
+		judge(q, pol, &a->p, a);
 		return;
 	}
 	switch (pkt_parse_msg(nlh, nlh->nlmsg_len, q->params.flags, &p)) {
@@ -632,9 +650,23 @@ static void names_prefetch(struct queue *q, const struct policy *pol,
 		    PKT_OK)
 		return;
 	a->parsed = true;
+	a->probes.n = 0;
 	flow_ahead(q->flows, &a->p, &a->fa);
-	if (n->state == PKT_PRESENT && n->n.len)
-		policy_prefetch_name(pol, n->proto, n->n.name, n->n.len);
+	if (n->state != PKT_PRESENT || !n->n.len)
+		return;
+	domset_probes(n->n.name, n->n.len, &a->probes);
+	policy_prefetch_name(pol, n->proto, &a->probes, DOM_AHEAD_FILTER);
+}
+
+/* Datagram I's next step of its name's lookups (domset_prefetch()):
+ * the memory the step before asked for is at hand now. */
+static void probes_prefetch(struct queue *q, const struct policy *pol,
+			    int i, enum dom_ahead step)
+{
+	const struct rx_ahead *a = &q->ahead[i];
+
+	if (a->parsed && a->probes.n)
+		policy_prefetch_name(pol, a->fa.names.proto, &a->probes, step);
 }
 
 /* Datagram I's second step, its flow's bucket now at hand: ask for the
@@ -647,29 +679,39 @@ static void flow_prefetch(struct queue *q, int i)
 }
 
 /*
- * Before judging datagram I of the N received: the lookups of a name take
- * a cache miss or more each (a million-name set is far larger than the
+ * Before judging the N datagrams received: the lookups of a name take a
+ * cache miss or more each (a million-name set is far larger than the
  * caches), and waiting for them one packet after the other is most of
- * what names cost. So datagram I + NAMES_AHEAD is parsed now (and the
- * first NAMES_AHEAD at the batch's start) and the memory of its lookups
- * asked for, and that of datagram I + FLOW_AHEAD's flow, whose bucket
- * was asked for two packets before: the misses of that many packets
- * overlap. Every datagram of the batch is parsed so once, before it is
- * judged (handle_msg() takes the parse): nothing is parsed twice.
+ * what names cost. So every datagram of the batch is parsed first, its
+ * name's probes made and the filter words of its lookups asked for; then,
+ * the filter words at hand, the table slots the filter lets through are
+ * asked for, and then the names those slots point to: each step's misses
+ * overlap across the whole batch instead of adding up. Each datagram is
+ * parsed so once, before it is judged (handle_msg() takes the parse):
+ * nothing is parsed twice.
  */
-#define NAMES_AHEAD 4
-#define FLOW_AHEAD 2
-static void names_ahead(struct queue *q, const struct policy *pol, int i,
-			int n)
+static void names_ahead(struct queue *q, const struct policy *pol, int n)
 {
-	if (i == 0) {
-		for (int k = 0; k < NAMES_AHEAD && k < n; k++)
-			names_prefetch(q, pol, k);
+	for (int k = 0; k < n; k++)
+		names_prefetch(q, pol, k);
+	for (int k = 0; k < n; k++)
+		probes_prefetch(q, pol, k, DOM_AHEAD_SLOTS);
+	for (int k = 0; k < n; k++)
+		probes_prefetch(q, pol, k, DOM_AHEAD_NAMES);
+}
+
+/*
+ * Before judging datagram I of the N received: ask for the line of
+ * datagram I + FLOW_AHEAD's flow, whose bucket names_ahead() asked for.
+ * Not earlier: the line a new flow takes depends on the flows made by the
+ * packets judged before it.
+ */
+#define FLOW_AHEAD 2
+static void flows_ahead(struct queue *q, int i, int n)
+{
+	if (i == 0)
 		for (int k = 0; k < FLOW_AHEAD && k < n; k++)
 			flow_prefetch(q, k);
-	}
-	if (i + NAMES_AHEAD < n)
-		names_prefetch(q, pol, i + NAMES_AHEAD);
 	if (i + FLOW_AHEAD < n)
 		flow_prefetch(q, i + FLOW_AHEAD);
 }
@@ -713,9 +755,11 @@ static int receive_batch(struct queue *q, int flags)
 	pol = q->root ? registry_policy(q->root) : NULL;
 	ahead = q->flows && policy_has_names(pol);
 	rx_clock(q);
+	if (ahead)
+		names_ahead(q, pol, n);
 	for (int i = 0; i < n; i++) {
 		if (ahead)
-			names_ahead(q, pol, i, n);
+			flows_ahead(q, i, n);
 		handle_datagram(q, pol, q->rx + (size_t)i * q->rx_each,
 				q->msgs[i].msg_len,
 				q->msgs[i].msg_hdr.msg_flags & MSG_TRUNC,

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "domset.h"
 #include "flow.h"
 #include "names.h"
 #include "pkt.h"
@@ -51,6 +52,7 @@ struct rx_ahead {
 	bool parsed;		/* p and fa hold the datagram's packet */
 	struct pkt p;
 	struct flow_ahead fa;
+	struct dom_probes probes;	/* of fa.names's name; n 0: none */
 };
 
 struct queue {

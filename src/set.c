@@ -188,15 +188,17 @@ int set_add_domain(struct set *s, const char *pattern, const char **why)
 	return domset_add(s->dom, name, strlen(name), flags);
 }
 
-bool set_has_domain(const struct set *s, const char *name, size_t len)
+bool set_has_domain(const struct set *s, const char *name, size_t len,
+		    const struct dom_probes *pr)
 {
-	return s->kind == SETK_DOMAIN && domset_match(s->dom, name, len);
+	return s->kind == SETK_DOMAIN && domset_match(s->dom, name, len, pr);
 }
 
-void set_prefetch_domain(const struct set *s, const char *name, size_t len)
+void set_prefetch_domain(const struct set *s, const struct dom_probes *pr,
+			 enum dom_ahead step)
 {
 	if (s->kind == SETK_DOMAIN)
-		domset_prefetch(s->dom, name, len);
+		domset_prefetch(s->dom, pr, step);
 }
 
 size_t set_bytes(const struct set *s)

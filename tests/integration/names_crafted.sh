@@ -15,6 +15,8 @@
 #   - a retransmission of the dropped segment, later data: dropped;
 #   - two server names, an extension length that overruns, a ClientHello
 #     in several records (blocked): dropped (the first two incomplete);
+#   - an allowlist: a flow's later segment naming another name is judged
+#     on the flow's name;
 #   - DNS: a compression loop and a pointer past the end (incomplete,
 #     dropped), a blocked query (dropped), an allowed one (accepted);
 #   - DNS over TCP: a blocked query after an allowed one on the same
@@ -45,8 +47,10 @@ options {
 	flow-table-size 8192;
 }
 set blk { type domain; elements = { ".blocked.test" }; }
+set alw { type domain; elements = { "www.allowed.test" }; }
 hook input {
 	policy accept;
+	tcp dport 4443 tls sni != @alw drop;
 	tls sni @blk drop;
 	dns qname @blk drop;
 }
@@ -137,6 +141,12 @@ bad[-10] += 1     # the server_name extension's length overruns
 conn([(0, bytes(bad))], 1, 1, 1)
 conn([(0, records(ch(sni(b"www.blocked.test")), 10))], 1, 1)
 conn([(0, records(ch(sni(b"www.allowed.test")), 10))], 2, 0)
+# an allowlist (port 4443): a flow named www.allowed.test, then a segment
+# holding a whole ClientHello for another name. The flow keeps its first
+# name, so the segment is accepted; the look-ahead, which reads each
+# segment alone, saw the other name, and its lookups must not be used.
+first = hello("www.allowed.test")
+conn([(0, first), (len(first), hello("www.other.test"))], 3, 0, dport=4443)
 
 # DNS over UDP
 def q(name, ptr=None):

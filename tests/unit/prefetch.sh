@@ -24,7 +24,7 @@ esac
 # FUNCTION:MIN prefetch instructions in its body (exported functions: a
 # static one may be inlined away under another name; flow_ahead_line's
 # two become one where the compiler merges their equal tails).
-want="flow_ahead:2 flow_ahead_line:1 domset_prefetch:1 domset_match:2"
+want="flow_ahead:2 flow_ahead_line:1 domset_prefetch:3 domset_match:2"
 # Functions that only prefetch: some instruction calls or jumps to them.
 called="flow_ahead_line domset_prefetch"
 objdump -d --no-show-raw-insn "$nfqd" |

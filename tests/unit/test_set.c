@@ -234,7 +234,7 @@ static void test_big_u32(void **state)
 
 static bool dom_has(const struct set *s, const char *name)
 {
-	return set_has_domain(s, name, strlen(name));
+	return set_has_domain(s, name, strlen(name), NULL);
 }
 
 static void test_domain(void **state)
@@ -325,15 +325,15 @@ static void test_domain_merge_after_grow(void **state)
 	assert_int_equal(domset_add(d, "merge.test", 10, DOM_BELOW), 0);
 	domset_finish(d);
 	assert_int_equal(domset_count(d), 5001);
-	assert_true(domset_match(d, "merge.test", 10));
-	assert_true(domset_match(d, "x.merge.test", 12));
-	assert_false(domset_match(d, "merge.test.x", 12));
+	assert_true(domset_match(d, "merge.test", 10, NULL));
+	assert_true(domset_match(d, "x.merge.test", 12, NULL));
+	assert_false(domset_match(d, "merge.test.x", 12, NULL));
 	for (int i = 0; i < 5000; i++) {
 		len = snprintf(name, sizeof(name), "n%d.merge%d.test", i, i % 7);
-		assert_true(domset_match(d, name, (size_t)len));
+		assert_true(domset_match(d, name, (size_t)len, NULL));
 		len = snprintf(name, sizeof(name), "n%d.merge%d.test",
 			       i, (i + 1) % 7);
-		assert_false(domset_match(d, name, (size_t)len));
+		assert_false(domset_match(d, name, (size_t)len, NULL));
 	}
 	assert_int_equal(domset_walk(d, flags_of, &flags), 0);
 	assert_int_equal(flags, DOM_EXACT | DOM_BELOW);
@@ -378,6 +378,7 @@ static void test_domain_words(void **state)
 	static char names[WORDS_N][256];
 	static unsigned flags[WORDS_N];
 	struct domset *d = domset_new();
+	struct dom_probes pr;
 	char q[512];
 
 	srand(4242);
@@ -408,7 +409,14 @@ static void test_domain_words(void **state)
 				    (flags[k] & (at ? DOM_BELOW : DOM_EXACT)))
 					want = true;
 		}
-		assert_int_equal(domset_match(d, q, len), want);
+		assert_int_equal(domset_match(d, q, len, NULL), want);
+		/* The same with probes made first and the look-ahead's
+		 * three steps asked for (what a queue does). */
+		domset_probes(q, len, &pr);
+		for (int step = DOM_AHEAD_FILTER; step <= DOM_AHEAD_NAMES;
+		     step++)
+			domset_prefetch(d, &pr, (enum dom_ahead)step);
+		assert_int_equal(domset_match(d, q, len, &pr), want);
 	}
 	domset_free(d);
 }
@@ -441,16 +449,16 @@ static void test_domain_million(void **state)
 	for (i = 0; i < n; i++) {
 		len = (size_t)snprintf(name, sizeof(name), "host%zu.block%zu.test",
 				       i, i % 9973);
-		assert_true(domset_match(d, name, len));
+		assert_true(domset_match(d, name, len, NULL));
 		if (i % 997)
 			continue;
 		name[0] = 'x';
-		assert_false(domset_match(d, name, len));
+		assert_false(domset_match(d, name, len, NULL));
 	}
 	/* An add after it drops the filter; both names still match. */
 	assert_int_equal(domset_add(d, "late.test", 9, DOM_EXACT), 0);
-	assert_true(domset_match(d, "late.test", 9));
-	assert_true(domset_match(d, "host5.block5.test", 17));
+	assert_true(domset_match(d, "late.test", 9, NULL));
+	assert_true(domset_match(d, "host5.block5.test", 17, NULL));
 	domset_free(d);
 }
 
