@@ -291,7 +291,7 @@ static size_t filter_word(const struct domset *d, uint64_t h)
 }
 
 /* Might hash H be in the set? Always yes before domset_finish(). */
-static bool filter_maybe(const struct domset *d, uint64_t h)
+static inline bool filter_maybe(const struct domset *d, uint64_t h)
 {
 	uint64_t b = filter_bits(h);
 

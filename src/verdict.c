@@ -131,7 +131,14 @@ void verdict_batch_add(struct verdict_batch *b, uint32_t id,
 	r->id = id;
 	r->kind = REC_PACKET;
 	r->single = false;
-	r->d = *d;
+	/* Field by field: the caller has just written *D so, and a copy of
+	 * the whole struct read it as one 16-byte load that those stores
+	 * cannot forward to, waiting for them to reach the cache. */
+	r->d.verdict = d->verdict;
+	r->d.set_mark = d->set_mark;
+	r->d.mark = d->mark;
+	r->d.incomplete = d->incomplete;
+	r->d.names = d->names;
 }
 
 static bool same_decision(const struct decision *a, const struct decision *b)
@@ -376,6 +383,11 @@ void verdict_batch_sent(struct verdict_batch *b)
 {
 	b->head = (b->head + b->built) & (b->cap - 1);
 	b->count -= b->built;
+	/* Empty: start again at the ring's first entry, so that a queue
+	 * answering every batch writes the same few lines, still in the
+	 * cache, rather than a new one every 2.7 packets. */
+	if (!b->count)
+		b->head = 0;
 	b->built = 0;
 	b->len = 0;
 	b->n_msgs = 0;
