@@ -58,6 +58,8 @@ struct flow_ahead {
 	uint64_t hash;		/* a TCP segment's flow key hash, as sent by
 				 * the client; 0: no segment whose flow is
 				 * looked up (not TCP, or unreadable) */
+	bool more;		/* a whole segment holding the start of a
+				 * ClientHello, not all of it */
 };
 
 /*
@@ -96,6 +98,17 @@ void flow_packet_names(const struct flowtab *t, const struct pkt *pkt,
  */
 void flow_ahead(const struct flowtab *t, const struct pkt *pkt,
 		struct flow_ahead *out);
+/*
+ * The name of a ClientHello that starts in TCP segment A and ends in B,
+ * the segment that follows it on the same flow (flow_ahead() said FA of
+ * A and FB of B), into *OUT: true if they hold one. A guess for the
+ * look-ahead alone, made of the two segments as they are: the flow's own
+ * name is what flow_names() gathers (a browser's ClientHello with a
+ * post-quantum key share is two segments, often received together).
+ */
+bool flow_ahead_pair(const struct flowtab *t, const struct pkt *a,
+		     const struct flow_ahead *fa, const struct pkt *b,
+		     const struct flow_ahead *fb, struct name_out *out);
 /*
  * A packet or two after flow_ahead() of PKT (AHEAD), which asked for its
  * flow bucket's lines: ask for the line of the flow a TCP segment will

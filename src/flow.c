@@ -544,6 +544,15 @@ static void gather(struct flowtab *t, struct flow *f, uint64_t off,
 		finish(t, f, o, f->g->st.buf, f->g->st.contig);
 }
 
+/* The sequence number of TCP segment P (l4_payload() said it has one). */
+static uint32_t tcp_seq(const struct pkt *p)
+{
+	const uint8_t *th = p->payload + (p->payload_len - p->th_copied);
+
+	return (uint32_t)th[4] << 24 | (uint32_t)th[5] << 16 |
+	       (uint32_t)th[6] << 8 | th[7];
+}
+
 static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		      const struct flow_ahead *ahead, struct pkt_names *o,
 		      struct flow **fp)
@@ -566,12 +575,7 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		f = lookup(t, p, false, h, now);
 		from_client = false;
 	}
-	{
-		const uint8_t *th = p->payload + (p->payload_len - p->th_copied);
-
-		seq = (uint32_t)th[4] << 24 | (uint32_t)th[5] << 16 |
-		      (uint32_t)th[6] << 8 | th[7];
-	}
+	seq = tcp_seq(p);
 	if (syn) {
 		/* A retransmitted SYN leaves the flow as it is; another
 		 * sequence number is a new connection on the same ports. */
@@ -700,9 +704,11 @@ void flow_ahead(const struct flowtab *t, const struct pkt *p,
 	const uint8_t *d;
 	uint32_t copied, len;
 	struct name_out n;
+	enum name_result r;
 	uint8_t proto;
 
 	out->hash = 0;
+	out->more = false;
 	if (p->l4proto != IPPROTO_TCP) {
 		flow_packet_names(t, p, &out->names);
 		return;
@@ -714,10 +720,33 @@ void flow_ahead(const struct flowtab *t, const struct pkt *p,
 	prefetch_bucket(t, out->hash);
 	/* What parse_stream() finds if this is the flow's start; only for
 	 * what may be a TLS record (other data is not parsed here). */
-	if (copied && copied <= FLOW_GATHER && d[0] == 0x16 &&
-	    parse_stream(t, false, p->dport, d, copied, &n, &proto) ==
-		    NAME_DONE)
+	if (!copied || copied > FLOW_GATHER || d[0] != 0x16)
+		return;
+	r = parse_stream(t, false, p->dport, d, copied, &n, &proto);
+	if (r == NAME_DONE)
 		from_result(&out->names, NAME_DONE, proto, &n);
+	out->more = r == NAME_MORE && proto == NP_TLS && copied == len;
+}
+
+bool flow_ahead_pair(const struct flowtab *t, const struct pkt *a,
+		     const struct flow_ahead *fa, const struct pkt *b,
+		     const struct flow_ahead *fb, struct name_out *out)
+{
+	static __thread uint8_t buf[FLOW_GATHER];
+	const uint8_t *da, *db;
+	uint32_t ca, la, cb, lb;
+	uint8_t proto;
+
+	if (!fa->more || !fb->hash || fb->hash != fa->hash ||
+	    fb->names.state == PKT_PRESENT ||
+	    !l4_payload(a, &da, &ca, &la) || !l4_payload(b, &db, &cb, &lb) ||
+	    !lb || cb != lb || la + lb > FLOW_GATHER ||
+	    tcp_seq(b) != tcp_seq(a) + la)
+		return false;
+	memcpy(buf, da, la);
+	memcpy(buf + la, db, lb);
+	return parse_stream(t, false, b->dport, buf, la + lb, out, &proto) ==
+		       NAME_DONE && proto == NP_TLS && out->len;
 }
 
 BIGMEM_PREFETCH_ONLY

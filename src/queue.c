@@ -380,18 +380,18 @@ static void rx_clock(struct queue *q)
 	q->rx_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The probes A made of the name it parsed ahead, if N, P's names, has
- * that name (a flow's own name, or one gathered from several segments,
- * is not: its lookups make their own). */
+/* The probes A made of the name it guessed ahead, if N, P's names, has
+ * that very name (a flow's own name, or a guess that was wrong, is not:
+ * its lookups make their own). */
 static void probes_of(struct pkt *p, const struct pkt_names *n,
 		      const struct rx_ahead *a)
 {
-	const struct pkt_names *an = &a->fa.names;
+	const struct name_out *an = a->probed;
 
 	p->probes = NULL;
 	if (a->probes.n && n->state == PKT_PRESENT &&
-	    an->state == PKT_PRESENT && n->proto == an->proto &&
-	    n->n.len == an->n.len && !memcmp(n->n.name, an->n.name, n->n.len))
+	    n->proto == a->probed_proto && n->n.len == an->len &&
+	    !memcmp(n->n.name, an->name, n->n.len))
 		p->probes = &a->probes;
 }
 
@@ -652,10 +652,21 @@ static void names_prefetch(struct queue *q, const struct policy *pol,
 	a->parsed = true;
 	a->probes.n = 0;
 	flow_ahead(q->flows, &a->p, &a->fa);
-	if (n->state != PKT_PRESENT || !n->n.len)
+	if (n->state == PKT_PRESENT && n->n.len) {
+		a->probed = &n->n;
+		a->probed_proto = n->proto;
+	} else if (i > 0 && q->ahead[i - 1].parsed &&
+		   flow_ahead_pair(q->flows, &q->ahead[i - 1].p,
+				   &q->ahead[i - 1].fa, &a->p, &a->fa,
+				   &a->pair)) {
+		a->probed = &a->pair;
+		a->probed_proto = NP_TLS;
+	} else {
 		return;
-	domset_probes(n->n.name, n->n.len, &a->probes);
-	policy_prefetch_name(pol, n->proto, &a->probes, DOM_AHEAD_FILTER);
+	}
+	domset_probes(a->probed->name, a->probed->len, &a->probes);
+	policy_prefetch_name(pol, a->probed_proto, &a->probes,
+			     DOM_AHEAD_FILTER);
 }
 
 /* Datagram I's next step of its name's lookups (domset_prefetch()):
@@ -666,7 +677,7 @@ static void probes_prefetch(struct queue *q, const struct policy *pol,
 	const struct rx_ahead *a = &q->ahead[i];
 
 	if (a->parsed && a->probes.n)
-		policy_prefetch_name(pol, a->fa.names.proto, &a->probes, step);
+		policy_prefetch_name(pol, a->probed_proto, &a->probes, step);
 }
 
 /* Datagram I's second step, its flow's bucket now at hand: ask for the
@@ -682,8 +693,10 @@ static void flow_prefetch(struct queue *q, int i)
  * Before judging the N datagrams received: the lookups of a name take a
  * cache miss or more each (a million-name set is far larger than the
  * caches), and waiting for them one packet after the other is most of
- * what names cost. So every datagram of the batch is parsed first, its
- * name's probes made and the filter words of its lookups asked for; then,
+ * what names cost. So every datagram of the batch is parsed first, the
+ * probes made of the name it shows (alone, or a ClientHello it ends that
+ * the datagram before began: flow_ahead_pair()) and the filter words of
+ * its lookups asked for; then,
  * the filter words at hand, the table slots the filter lets through are
  * asked for, and then the names those slots point to: each step's misses
  * overlap across the whole batch instead of adding up. Each datagram is

@@ -52,7 +52,12 @@ struct rx_ahead {
 	bool parsed;		/* p and fa hold the datagram's packet */
 	struct pkt p;
 	struct flow_ahead fa;
-	struct dom_probes probes;	/* of fa.names's name; n 0: none */
+	/* The name the look-ahead made probes of: fa.names's, or pair's,
+	 * guessed from this segment and the one before (flow_ahead_pair()) */
+	const struct name_out *probed;
+	uint8_t probed_proto;		/* enum name_proto */
+	struct dom_probes probes;	/* of *probed; n 0: none */
+	struct name_out pair;
 };
 
 struct queue {

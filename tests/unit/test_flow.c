@@ -205,6 +205,65 @@ static void test_tls_ahead(void **state)
 	flowtab_free(t);
 }
 
+/* Segment P's bytes kept in BUF, so that P outlives the next packet
+ * built in ip[]. */
+static struct pkt kept(struct pkt p, uint8_t *buf)
+{
+	memcpy(buf, p.payload, p.payload_len);
+	p.payload = buf;
+	return p;
+}
+
+/* flow_ahead_pair() guesses a ClientHello split in two segments, at
+ * every byte boundary; and not for segments that are not the two halves
+ * of one flow's bytes, in order and whole. */
+static void test_tls_pair(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	static uint8_t b1[1500], b2[1500];
+	struct flow_ahead a1, a2;
+	struct name_out n;
+	uint8_t rec[600];
+	size_t len = client_hello(rec);
+	struct pkt p1, p2;
+
+	(void)state;
+	assert_non_null(t);
+	for (size_t k = 1; k < len; k++) {
+		p1 = kept(tcp_to(4000, 443, TCPF_ACK, 2, rec, k), b1);
+		p2 = kept(tcp_to(4000, 443, TCPF_ACK, 2 + (uint32_t)k,
+				 rec + k, len - k), b2);
+		flow_ahead(t, &p1, &a1);
+		flow_ahead(t, &p2, &a2);
+		assert_true(a1.more);
+		assert_true(flow_ahead_pair(t, &p1, &a1, &p2, &a2, &n));
+		assert_string_equal(n.name, "example.com");
+		/* The other way round. */
+		assert_false(flow_ahead_pair(t, &p2, &a2, &p1, &a1, &n));
+	}
+	/* A gap between them, another flow, another port's flow. */
+	p1 = kept(tcp_to(4000, 443, TCPF_ACK, 2, rec, 100), b1);
+	flow_ahead(t, &p1, &a1);
+	p2 = kept(tcp_to(4000, 443, TCPF_ACK, 103, rec + 100, len - 100), b2);
+	flow_ahead(t, &p2, &a2);
+	assert_false(flow_ahead_pair(t, &p1, &a1, &p2, &a2, &n));
+	p2 = kept(tcp_to(4001, 443, TCPF_ACK, 102, rec + 100, len - 100), b2);
+	flow_ahead(t, &p2, &a2);
+	assert_false(flow_ahead_pair(t, &p1, &a1, &p2, &a2, &n));
+	/* A first segment cut short (more sent than copied). */
+	p1 = kept(tcp_to(4000, 443, TCPF_ACK, 2, rec, 100), b1);
+	p1.th_len += 50;
+	flow_ahead(t, &p1, &a1);
+	assert_false(a1.more);
+	/* Bytes that are no ClientHello start. */
+	p1 = kept(tcp_to(4000, 443, TCPF_ACK, 2, "GET / HTTP/1.1\r\n", 16),
+		  b1);
+	flow_ahead(t, &p1, &a1);
+	assert_false(a1.more);
+	flowtab_free(t);
+}
+
 static void test_quic_flow(void **state)
 {
 	static const uint16_t dns[] = { 53 };
@@ -319,6 +378,7 @@ int main(void)
 		cmocka_unit_test_setup(test_quic_evicted, plain),
 		cmocka_unit_test_setup(test_tcp_gather_evict, plain),
 		cmocka_unit_test_setup(test_tls_ahead, plain),
+		cmocka_unit_test(test_tls_pair),
 		cmocka_unit_test_setup(test_quic_flow, ahead),
 		cmocka_unit_test_setup(test_quic_evicted, ahead),
 		cmocka_unit_test_setup(test_tcp_gather_evict, ahead),
