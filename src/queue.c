@@ -185,10 +185,12 @@ static void free_rx(struct queue *q)
 	free(q->iov);
 	free(q->rx);
 	free(q->ahead);
+	free(q->ahead_names);
 	q->msgs = NULL;
 	q->iov = NULL;
 	q->rx = NULL;
 	q->ahead = NULL;
+	q->ahead_names = NULL;
 }
 
 /* Bytes of one receive slot for copy range RANGE. */
@@ -211,7 +213,8 @@ static int alloc_rx(struct queue *q, const struct queue_params *p,
 	q->iov = calloc(p->batch, sizeof(*q->iov));
 	q->rx = malloc(each * p->batch);
 	q->ahead = calloc(p->batch, sizeof(*q->ahead));
-	if (!q->msgs || !q->iov || !q->rx || !q->ahead) {
+	q->ahead_names = calloc(p->batch, sizeof(*q->ahead_names));
+	if (!q->msgs || !q->iov || !q->rx || !q->ahead || !q->ahead_names) {
 		free_rx(q);
 		return -ENOMEM;
 	}
@@ -380,19 +383,17 @@ static void rx_clock(struct queue *q)
 	q->rx_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The probes A made of the name it guessed ahead, if N, P's names, has
- * that very name (a flow's own name, or a guess that was wrong, is not:
- * its lookups make their own). */
+/* The probes the look-ahead made (A, and AN its rx_name) of the name it
+ * guessed, if N, P's names, has that very name (a flow's own name, or a
+ * guess that was wrong, is not: its lookups make their own). */
 static void probes_of(struct pkt *p, const struct pkt_names *n,
-		      const struct rx_ahead *a)
+		      const struct rx_ahead *a, const struct rx_name *an)
 {
-	const struct name_out *an = a->probed;
-
 	p->probes = NULL;
-	if (a->probes.n && n->state == PKT_PRESENT &&
-	    n->proto == a->probed_proto && n->n.len == an->len &&
-	    !memcmp(n->n.name, an->name, n->n.len))
-		p->probes = &a->probes;
+	if (a->probed && n->state == PKT_PRESENT &&
+	    n->proto == a->probed_proto && n->n.len == a->name->len &&
+	    !memcmp(n->n.name, a->name->name, n->n.len))
+		p->probes = &an->probes;
 }
 
 /* A: what names_ahead() learnt of P, or NULL. */
@@ -407,7 +408,7 @@ static void judge(struct queue *q, struct policy *pol, struct pkt *p,
 	if (pol && policy_has_names(pol)) {
 		fl = flow_of(q, p, a ? &a->fa : NULL, &names, &fate);
 		if (a && p->names)
-			probes_of(p, &names, a);
+			probes_of(p, &names, a, &q->ahead_names[a - q->ahead]);
 	}
 	if (fate == FLOW_DROP) {
 		d.verdict = NF_DROP;
@@ -633,13 +634,15 @@ static int receive(struct queue *q, unsigned room, int flags)
 
 /* Parse datagram I's packet message (if it is one, whole) into its
  * q->ahead slot with what it alone shows of its names, and ask for the
- * memory the lookups of the name it shows will read. */
-static void names_prefetch(struct queue *q, const struct policy *pol,
+ * memory the lookups of the name it shows will read. True if it shows
+ * one (the steps after this one have something to do). */
+static bool names_prefetch(struct queue *q, const struct policy *pol,
 			   int i)
 {
 	const struct nlmsghdr *nlh =
 		(const struct nlmsghdr *)(q->rx + (size_t)i * q->rx_each);
 	struct rx_ahead *a = &q->ahead[i];
+	struct rx_name *an = &q->ahead_names[i];
 	const struct pkt_names *n = &a->fa.names;
 
 	a->parsed = false;
@@ -648,25 +651,27 @@ static void names_prefetch(struct queue *q, const struct policy *pol,
 	    nlh->nlmsg_type < NLMSG_MIN_TYPE ||
 	    pkt_parse_msg(nlh, nlh->nlmsg_len, q->params.flags, &a->p) !=
 		    PKT_OK)
-		return;
+		return false;
 	a->parsed = true;
-	a->probes.n = 0;
+	a->probed = false;
 	flow_ahead(q->flows, &a->p, &a->fa);
 	if (n->state == PKT_PRESENT && n->n.len) {
-		a->probed = &n->n;
+		a->name = &n->n;
 		a->probed_proto = n->proto;
 	} else if (i > 0 && q->ahead[i - 1].parsed &&
 		   flow_ahead_pair(q->flows, &q->ahead[i - 1].p,
 				   &q->ahead[i - 1].fa, &a->p, &a->fa,
-				   &a->pair)) {
-		a->probed = &a->pair;
+				   &an->pair)) {
+		a->name = &an->pair;
 		a->probed_proto = NP_TLS;
 	} else {
-		return;
+		return false;
 	}
-	domset_probes(a->probed->name, a->probed->len, &a->probes);
-	policy_prefetch_name(pol, a->probed_proto, &a->probes,
+	domset_probes(a->name->name, a->name->len, &an->probes);
+	a->probed = an->probes.n > 0;
+	policy_prefetch_name(pol, a->probed_proto, &an->probes,
 			     DOM_AHEAD_FILTER);
+	return a->probed;
 }
 
 /* Datagram I's next step of its name's lookups (domset_prefetch()):
@@ -676,8 +681,9 @@ static void probes_prefetch(struct queue *q, const struct policy *pol,
 {
 	const struct rx_ahead *a = &q->ahead[i];
 
-	if (a->parsed && a->probes.n)
-		policy_prefetch_name(pol, a->probed_proto, &a->probes, step);
+	if (a->parsed && a->probed)
+		policy_prefetch_name(pol, a->probed_proto,
+				     &q->ahead_names[i].probes, step);
 }
 
 /* Datagram I's second step, its flow's bucket now at hand: ask for the
@@ -690,42 +696,50 @@ static void flow_prefetch(struct queue *q, int i)
 }
 
 /*
- * Before judging the N datagrams received: the lookups of a name take a
- * cache miss or more each (a million-name set is far larger than the
- * caches), and waiting for them one packet after the other is most of
- * what names cost. So every datagram of the batch is parsed first, the
- * probes made of the name it shows (alone, or a ClientHello it ends that
- * the datagram before began: flow_ahead_pair()) and the filter words of
- * its lookups asked for; then,
- * the filter words at hand, the table slots the filter lets through are
- * asked for, and then the names those slots point to: each step's misses
- * overlap across the whole batch instead of adding up. Each datagram is
- * parsed so once, before it is judged (handle_msg() takes the parse):
- * nothing is parsed twice.
+ * Before judging datagrams FROM to TO (AHEAD_CHUNK of a receive batch):
+ * the lookups of a name take a cache miss or more each (a million-name
+ * set is far larger than the caches), and waiting for them one packet
+ * after the other is most of what names cost. So every datagram of the
+ * chunk is parsed first, the probes made of the name it shows (alone,
+ * or a ClientHello it ends that the datagram before began:
+ * flow_ahead_pair()) and the filter words of its lookups asked for;
+ * then, the filter words at hand, the table slots the filter lets
+ * through are asked for, and then the names those slots point to: each
+ * step's misses overlap across the chunk instead of adding up. A chunk,
+ * not the whole batch: what was asked for must still be in the cache
+ * when its packet is judged, and the batch option allows 1024. Each
+ * datagram is parsed so once, before it is judged (handle_msg() takes
+ * the parse): nothing is parsed twice.
  */
-static void names_ahead(struct queue *q, const struct policy *pol, int n)
+static void names_ahead(struct queue *q, const struct policy *pol, int from,
+			int to)
 {
-	for (int k = 0; k < n; k++)
-		names_prefetch(q, pol, k);
-	for (int k = 0; k < n; k++)
+	int named = 0;
+
+	for (int k = from; k < to; k++)
+		named += names_prefetch(q, pol, k);
+	if (!named)
+		return;		/* no name: no lookup to prepare */
+	for (int k = from; k < to; k++)
 		probes_prefetch(q, pol, k, DOM_AHEAD_SLOTS);
-	for (int k = 0; k < n; k++)
+	for (int k = from; k < to; k++)
 		probes_prefetch(q, pol, k, DOM_AHEAD_NAMES);
 }
 
 /*
- * Before judging datagram I of the N received: ask for the line of
+ * Before judging datagram I of the chunk FROM to TO: ask for the line of
  * datagram I + FLOW_AHEAD's flow, whose bucket names_ahead() asked for.
  * Not earlier: the line a new flow takes depends on the flows made by the
  * packets judged before it.
  */
 #define FLOW_AHEAD 2
-static void flows_ahead(struct queue *q, int i, int n)
+#define AHEAD_CHUNK 32
+static void flows_ahead(struct queue *q, int i, int from, int to)
 {
-	if (i == 0)
-		for (int k = 0; k < FLOW_AHEAD && k < n; k++)
+	if (i == from)
+		for (int k = from; k < from + FLOW_AHEAD && k < to; k++)
 			flow_prefetch(q, k);
-	if (i + FLOW_AHEAD < n)
+	if (i + FLOW_AHEAD < to)
 		flow_prefetch(q, i + FLOW_AHEAD);
 }
 
@@ -768,11 +782,14 @@ static int receive_batch(struct queue *q, int flags)
 	pol = q->root ? registry_policy(q->root) : NULL;
 	ahead = q->flows && policy_has_names(pol);
 	rx_clock(q);
-	if (ahead)
-		names_ahead(q, pol, n);
-	for (int i = 0; i < n; i++) {
+	for (int i = 0, from = 0, to = 0; i < n; i++) {
+		if (ahead && i == to) {
+			from = i;
+			to = i + AHEAD_CHUNK < n ? i + AHEAD_CHUNK : n;
+			names_ahead(q, pol, from, to);
+		}
 		if (ahead)
-			flows_ahead(q, i, n);
+			flows_ahead(q, i, from, to);
 		handle_datagram(q, pol, q->rx + (size_t)i * q->rx_each,
 				q->msgs[i].msg_len,
 				q->msgs[i].msg_hdr.msg_flags & MSG_TRUNC,
@@ -1000,6 +1017,7 @@ static int resize_buffers(struct queue *q, const struct queue_params *np)
 	struct iovec *iov = q->iov;
 	char *rx = q->rx;
 	struct rx_ahead *ahead = q->ahead;
+	struct rx_name *ahead_names = q->ahead_names;
 	size_t each = q->rx_each;
 
 	if (np->batch == q->params.batch && rx_size(np->copy_range) <= each)
@@ -1014,12 +1032,14 @@ static int resize_buffers(struct queue *q, const struct queue_params *np)
 	free(iov);
 	free(rx);
 	free(ahead);
+	free(ahead_names);
 	return 0;
 fail:
 	q->msgs = msgs;
 	q->iov = iov;
 	q->rx = rx;
 	q->ahead = ahead;
+	q->ahead_names = ahead_names;
 	q->rx_each = each;
 	return -ENOMEM;
 }

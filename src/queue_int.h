@@ -50,14 +50,21 @@ struct reconf {
  * judged, and what it alone shows of its names (flow_ahead()). */
 struct rx_ahead {
 	bool parsed;		/* p and fa hold the datagram's packet */
+	bool probed;		/* the look-ahead made probes of a name */
+	uint8_t probed_proto;	/* its enum name_proto */
 	struct pkt p;
 	struct flow_ahead fa;
-	/* The name the look-ahead made probes of: fa.names's, or pair's,
-	 * guessed from this segment and the one before (flow_ahead_pair()) */
-	const struct name_out *probed;
-	uint8_t probed_proto;		/* enum name_proto */
-	struct dom_probes probes;	/* of *probed; n 0: none */
-	struct name_out pair;
+	/* That name: fa.names's, or its rx_name's pair */
+	const struct name_out *name;
+};
+
+/* What the look-ahead keeps of a datagram's name, apart from struct
+ * rx_ahead, so that packets without names do not bring it to the cache
+ * (each is about 1.5 KB). */
+struct rx_name {
+	struct dom_probes probes;	/* of the rx_ahead's name */
+	struct name_out pair;		/* guessed with the datagram before
+					 * (flow_ahead_pair()) */
 };
 
 struct queue {
@@ -81,6 +88,7 @@ struct queue {
 	char *rx;
 	size_t rx_each;
 	struct rx_ahead *ahead;
+	struct rx_name *ahead_names;	/* one per rx_ahead */
 	uint64_t rx_ns;		/* monotonic time of the datagrams judged now */
 	struct verdict_batch vb;
 
