@@ -696,7 +696,8 @@ static void flow_prefetch(struct queue *q, int i)
 }
 
 /*
- * Before judging datagrams FROM to TO (AHEAD_CHUNK of a receive batch):
+ * Before judging datagrams FROM to TO (AHEAD_CHUNK of a receive batch,
+ * the whole batch of the default batch option):
  * the lookups of a name take a cache miss or more each (a million-name
  * set is far larger than the caches), and waiting for them one packet
  * after the other is most of what names cost. So every datagram of the
@@ -733,7 +734,7 @@ static void names_ahead(struct queue *q, const struct policy *pol, int from,
  * packets judged before it.
  */
 #define FLOW_AHEAD 2
-#define AHEAD_CHUNK 32
+#define AHEAD_CHUNK 64
 static void flows_ahead(struct queue *q, int i, int from, int to)
 {
 	if (i == from)
