@@ -696,21 +696,20 @@ static void flow_prefetch(struct queue *q, int i)
 }
 
 /*
- * Before judging datagrams FROM to TO (AHEAD_CHUNK of a receive batch,
- * the whole batch of the default batch option):
- * the lookups of a name take a cache miss or more each (a million-name
- * set is far larger than the caches), and waiting for them one packet
- * after the other is most of what names cost. So every datagram of the
- * chunk is parsed first, the probes made of the name it shows (alone,
- * or a ClientHello it ends that the datagram before began:
- * flow_ahead_pair()) and the filter words of its lookups asked for;
- * then, the filter words at hand, the table slots the filter lets
- * through are asked for, and then the names those slots point to: each
- * step's misses overlap across the chunk instead of adding up. A chunk,
- * not the whole batch: what was asked for must still be in the cache
- * when its packet is judged, and the batch option allows 1024. Each
- * datagram is parsed so once, before it is judged (handle_msg() takes
- * the parse): nothing is parsed twice.
+ * Before judging datagrams FROM to TO (AHEAD_CHUNK of a receive batch:
+ * all of it with the default batch option): the lookups of a name take a
+ * cache miss or more each (a million-name set is far larger than the
+ * caches), and waiting for them one packet after the other is most of
+ * what names cost. So every datagram of the chunk is parsed first, the
+ * probes made of the name it shows (alone, or a ClientHello it ends that
+ * the datagram before began: flow_ahead_pair()) and the filter words of
+ * its lookups asked for; then, the filter words at hand, the table slots
+ * the filter lets through are asked for, and then the names those slots
+ * point to: each step's misses overlap across the chunk instead of
+ * adding up. A chunk, not the whole batch: what was asked for must
+ * still be in the cache when its packet is judged, and the batch option
+ * allows 1024. Each datagram is parsed so once, before it is judged
+ * (handle_msg() takes the parse): nothing is parsed twice.
  */
 static void names_ahead(struct queue *q, const struct policy *pol, int from,
 			int to)
