@@ -123,13 +123,14 @@ static struct verdict_rec *append(struct verdict_batch *b)
 	return rec_at(b, b->count++);
 }
 
-void verdict_batch_add(struct verdict_batch *b, uint32_t id,
-		       const struct decision *d)
+/* A record of KIND for ID (a packet's, or a gap's bound) with *D. */
+static void put_rec(struct verdict_batch *b, uint8_t kind, uint32_t id,
+		    const struct decision *d)
 {
 	struct verdict_rec *r = append(b);
 
 	r->id = id;
-	r->kind = REC_PACKET;
+	r->kind = kind;
 	r->single = false;
 	/* Field by field: the caller has just written *D so, and a copy of
 	 * the whole struct read it as one 16-byte load that those stores
@@ -139,6 +140,12 @@ void verdict_batch_add(struct verdict_batch *b, uint32_t id,
 	r->d.mark = d->mark;
 	r->d.incomplete = d->incomplete;
 	r->d.names = d->names;
+}
+
+void verdict_batch_add(struct verdict_batch *b, uint32_t id,
+		       const struct decision *d)
+{
+	put_rec(b, REC_PACKET, id, d);
 }
 
 static bool same_decision(const struct decision *a, const struct decision *b)
@@ -152,17 +159,6 @@ static bool is_gap(const struct verdict_rec *r)
 	return r->kind == REC_GAP || r->kind == REC_ORPHANS;
 }
 
-static void add_gap(struct verdict_batch *b, uint8_t kind, uint32_t id,
-		    const struct decision *d)
-{
-	struct verdict_rec *r = append(b);
-
-	r->id = id;
-	r->kind = kind;
-	r->single = false;
-	r->d = *d;
-}
-
 void verdict_batch_add_gap(struct verdict_batch *b, const struct decision *d)
 {
 	if (b->count) {
@@ -171,13 +167,13 @@ void verdict_batch_add_gap(struct verdict_batch *b, const struct decision *d)
 		if (r->kind == REC_GAP && same_decision(&r->d, d))
 			return;
 	}
-	add_gap(b, REC_GAP, 0, d);
+	put_rec(b, REC_GAP, 0, d);
 }
 
 void verdict_batch_add_orphans(struct verdict_batch *b,
 			       const struct decision *d)
 {
-	add_gap(b, REC_ORPHANS, 0, d);
+	put_rec(b, REC_ORPHANS, 0, d);
 }
 
 int verdict_batch_add_orphans_upto(struct verdict_batch *b, uint32_t last,
@@ -185,7 +181,7 @@ int verdict_batch_add_orphans_upto(struct verdict_batch *b, uint32_t last,
 {
 	if (b->count)
 		return -EBUSY;
-	add_gap(b, REC_ORPHANS_UPTO, last, d);
+	put_rec(b, REC_ORPHANS_UPTO, last, d);
 	return 0;
 }
 
