@@ -58,6 +58,8 @@ struct flow_ahead {
 	uint64_t hash;		/* a TCP segment's flow key hash, as sent by
 				 * the client; 0: no segment whose flow is
 				 * looked up (not TCP, or unreadable) */
+	uint32_t slot;		/* the slot flow_ahead_line() saw the flow
+				 * in + 1; 0: none */
 	bool more;		/* a whole segment holding the start of a
 				 * ClientHello, not all of it */
 };
@@ -112,9 +114,10 @@ bool flow_ahead_pair(const struct flowtab *t, const struct pkt *a,
 /*
  * A packet or two after flow_ahead() of PKT (AHEAD), which asked for its
  * flow bucket's lines: ask for the line of the flow a TCP segment will
- * find there, or that a SYN's new flow will take (NOW_NS as flow_names()).
+ * find there (and note its slot in AHEAD: flow_names() looks there
+ * first), or that a SYN's new flow will take (NOW_NS as flow_names()).
  */
 void flow_ahead_line(const struct flowtab *t, const struct pkt *pkt,
-		     const struct flow_ahead *ahead, uint64_t now_ns);
+		     struct flow_ahead *ahead, uint64_t now_ns);
 
 #endif

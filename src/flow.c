@@ -355,29 +355,37 @@ static bool key_is(const uint8_t key[37], const struct pkt *p,
 	       key[35] == (uint8_t)(e.sp >> 8) && key[36] == (uint8_t)e.sp;
 }
 
-/* The flow of P's key (make_key(P, FROM_CLIENT)), hash H. */
-static struct flow *lookup(struct flowtab *t, const struct pkt *p,
-			   bool from_client, uint64_t h, uint64_t now)
+/* Slot S's flow if it has P's key and hash H; NULL if not. */
+static struct flow *slot_is(struct flowtab *t, size_t s,
+			    const struct pkt *p, bool from_client, uint64_t h)
 {
-	size_t b = bucket_of(t, h);
+	/* A free slot's hash is 0, never a flow's. */
+	if (t->hs[s] != h || !key_is(t->f[s].key, p, from_client))
+		return NULL;
+	return &t->f[s];
+}
+
+/* The flow of P's key (make_key(P, FROM_CLIENT)), hash H; HINT: the
+ * slot flow_ahead_line() found it in + 1, or 0 (the flows judged since
+ * may have moved it: the slot is checked like any other). */
+static struct flow *lookup(struct flowtab *t, const struct pkt *p,
+			   bool from_client, uint64_t h, uint64_t now,
+			   uint32_t hint)
+{
+	size_t b = bucket_of(t, h), s = b + WAYS;
+	struct flow *f = NULL;
 
 	__builtin_prefetch(&t->seen[b]);	/* read or written next */
 
-	for (unsigned i = 0; i < WAYS; i++) {
-		struct flow *f;
-
-		if (t->hs[b + i] != h)	/* a free slot's is 0, never a hash */
-			continue;
-		f = &t->f[b + i];
-		if (!key_is(f->key, p, from_client))
-			continue;
-		if (now - t->seen[b + i] > t->timeout_ns) {
-			flow_clear(t, f);	/* idle too long: forgotten */
-			return NULL;
-		}
-		return f;
+	if (hint && hint - 1 < slots(t))
+		f = slot_is(t, s = hint - 1, p, from_client, h);
+	for (size_t i = b; !f && i < b + WAYS; i++)
+		f = slot_is(t, s = i, p, from_client, h);
+	if (f && now - t->seen[s] > t->timeout_ns) {
+		flow_clear(t, f);	/* idle too long: forgotten */
+		return NULL;
 	}
-	return NULL;
+	return f;
 }
 
 /* The slot of bucket B a new flow takes: a free or idle one, else the
@@ -403,11 +411,15 @@ static struct flow *insert(struct flowtab *t, const struct pkt *p,
 	size_t v = new_slot(t, bucket_of(t, h), now);
 	struct flow *f;
 
-	if (t->hs[v] && now - t->seen[v] <= t->timeout_ns)
-		t->c.evictions++;
-	t->c.created++;
 	f = &t->f[v];
-	flow_clear(t, f);
+	/* A free slot's flow is clear already (flow_clear() frees a slot):
+	 * its line is written, not first read. */
+	if (t->hs[v]) {
+		if (now - t->seen[v] <= t->timeout_ns)
+			t->c.evictions++;
+		flow_clear(t, f);
+	}
+	t->c.created++;
 	t->hs[v] = h;
 	t->seen[v] = now;
 	make_key(p, from_client, f->key);
@@ -569,10 +581,10 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		return;
 	}
 	h = ahead && ahead->hash ? ahead->hash : hash_flow(t, p, true);
-	f = lookup(t, p, true, h, now);
+	f = lookup(t, p, true, h, now, ahead ? ahead->slot : 0);
 	if (!f && !syn) {
 		h = hash_flow(t, p, false);
-		f = lookup(t, p, false, h, now);
+		f = lookup(t, p, false, h, now, 0);
 		from_client = false;
 	}
 	seq = tcp_seq(p);
@@ -660,7 +672,7 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 	h = hash_flow(t, p, true);
 	if (!quic_may(t, h, d, copied))
 		return;
-	f = lookup(t, p, true, h, now);
+	f = lookup(t, p, true, h, now, 0);
 	if (f && f->state == FL_DONE) {
 		touch(t, f, now);
 		*fp = f;
@@ -708,6 +720,7 @@ void flow_ahead(const struct flowtab *t, const struct pkt *p,
 	uint8_t proto;
 
 	out->hash = 0;
+	out->slot = 0;
 	out->more = false;
 	if (p->l4proto != IPPROTO_TCP) {
 		flow_packet_names(t, p, &out->names);
@@ -749,9 +762,9 @@ bool flow_ahead_pair(const struct flowtab *t, const struct pkt *a,
 		       NAME_DONE && proto == NP_TLS && out->len;
 }
 
-BIGMEM_PREFETCH_ONLY
+BIGMEM_PREFETCH_ONLY	/* out of line: prefetch.sh reads its body */
 void flow_ahead_line(const struct flowtab *t, const struct pkt *p,
-		     const struct flow_ahead *ahead, uint64_t now_ns)
+		     struct flow_ahead *ahead, uint64_t now_ns)
 {
 	bool syn = (p->tcp_flags & (TCPF_SYN | TCPF_ACK)) == TCPF_SYN;
 	uint64_t h = ahead->hash;
@@ -763,6 +776,7 @@ void flow_ahead_line(const struct flowtab *t, const struct pkt *p,
 	for (size_t i = b; i < b + WAYS; i++) {
 		if (t->hs[i] == h) {
 			__builtin_prefetch(&t->f[i]);
+			ahead->slot = (uint32_t)i + 1;
 			return;
 		}
 	}

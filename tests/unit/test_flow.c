@@ -135,16 +135,19 @@ static int ahead(void **state)
 	return 0;
 }
 
+/* The time of the last packet judged (ns). */
+static uint64_t now = 1000000;
+
 /* P's names into OUT, a microsecond after the last packet; its flow. */
 static void *names_of(struct flowtab *t, struct pkt p, enum flow_fate *fate)
 {
-	static uint64_t now = 1000000;
 	struct flow_ahead a;
 
 	now += 1000;
 	if (!use_ahead)
 		return flow_names(t, &p, now, NULL, &out, fate);
 	flow_ahead(t, &p, &a);
+	flow_ahead_line(t, &p, &a, now);
 	return flow_names(t, &p, now, &a, &out, fate);
 }
 
@@ -371,6 +374,53 @@ static void test_tcp_gather_evict(void **state)
 	flowtab_free(t);
 }
 
+/* flow_ahead_line() notes the slot it saw a flow in, and flow_names()
+ * looks there first; the packets judged in between may have evicted the
+ * flow and put another in that slot, or the note may be out of the
+ * table: the slot must hold the packet's own flow, or it is not used. */
+static void test_stale_slot(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head_a[] = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	static const char head_b[] = "GET / HTTP/1.1\r\nHost: b.test\r\n\r\n";
+	struct flowtab *t = flowtab_new(8, 60, dns, 1);
+	struct flow_ahead a;
+	struct pkt later;
+	enum flow_fate fate;
+	uint32_t slot;
+
+	(void)state;
+	assert_non_null(t);
+	names_of(t, syn(5000), &fate);
+	names_of(t, tcp(5000, TCPF_ACK, 2, head_a, sizeof(head_a) - 1), &fate);
+	assert_string_equal(out.n.name, "a.test");
+
+	/* Looked at ahead while the flow is there: its slot is noted. */
+	later = tcp(5000, TCPF_ACK, 2 + sizeof(head_a) - 1, "x", 1);
+	flow_ahead(t, &later, &a);
+	flow_ahead_line(t, &later, &a, now);
+	assert_int_not_equal(a.slot, 0);
+	slot = a.slot;
+
+	/* A note out of the table: the bucket is searched as ever. */
+	a.slot = 1000000;
+	flow_names(t, &later, now, &a, &out, &fate);
+	assert_string_equal(out.n.name, "a.test");
+
+	/* Eight new flows with another name take every slot, the noted
+	 * one among them: the packet's own flow is gone. */
+	for (uint16_t i = 0; i < 8; i++) {
+		names_of(t, syn((uint16_t)(6000 + i)), &fate);
+		names_of(t, tcp((uint16_t)(6000 + i), TCPF_ACK, 2, head_b,
+				sizeof(head_b) - 1), &fate);
+		assert_string_equal(out.n.name, "b.test");
+	}
+	a.slot = slot;
+	assert_null(flow_names(t, &later, now, &a, &out, &fate));
+	assert_int_equal(out.state, PKT_INCOMPLETE);	/* state lost */
+	flowtab_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +429,7 @@ int main(void)
 		cmocka_unit_test_setup(test_tcp_gather_evict, plain),
 		cmocka_unit_test_setup(test_tls_ahead, plain),
 		cmocka_unit_test(test_tls_pair),
+		cmocka_unit_test(test_stale_slot),
 		cmocka_unit_test_setup(test_quic_flow, ahead),
 		cmocka_unit_test_setup(test_quic_evicted, ahead),
 		cmocka_unit_test_setup(test_tcp_gather_evict, ahead),
