@@ -65,6 +65,16 @@ struct pkt_names {
 /* *DST = *SRC, copying only the name's used bytes. */
 void names_copy(struct pkt_names *dst, const struct pkt_names *src);
 
+/* OUT with no name: its short fields zero, its name empty (the rest of
+ * its name buffer is left as it is: a parser's result is read to len). */
+static inline void name_out_clear(struct name_out *out)
+{
+	out->len = 0;
+	out->qtype = 0;
+	out->ech = false;
+	out->name[0] = '\0';
+}
+
 /* Human-readable NAME_* (logs, tests). */
 const char *name_result_str(enum name_result r);
 

@@ -52,21 +52,12 @@ static int wire_name(const uint8_t *p, size_t len, struct name_out *out)
 	return (int)at;
 }
 
-/* OUT with no name yet: its short fields zero, its name empty. */
-static void no_name(struct name_out *out)
-{
-	out->len = 0;
-	out->qtype = 0;
-	out->ech = false;
-	out->name[0] = '\0';
-}
-
 enum name_result name_dns_udp(const uint8_t *p, size_t len,
 			      struct name_out *out)
 {
 	int n;
 
-	no_name(out);
+	name_out_clear(out);
 	if (len < DNS_HDR)
 		return NAME_BAD;
 	if (p[2] & 0x80)
@@ -75,7 +66,7 @@ enum name_result name_dns_udp(const uint8_t *p, size_t len,
 		return NAME_BAD;	/* QDCOUNT: exactly one question */
 	n = wire_name(p + DNS_HDR, len - DNS_HDR, out);
 	if (n < 0 || len - DNS_HDR - (size_t)n < 4) {
-		no_name(out);
+		name_out_clear(out);
 		return NAME_BAD;
 	}
 	out->qtype = rd16(p + DNS_HDR + n);
@@ -87,7 +78,7 @@ enum name_result name_dns_tcp(const uint8_t *p, size_t len,
 {
 	size_t mlen;
 
-	no_name(out);
+	name_out_clear(out);
 	if (len < 2)
 		return NAME_MORE;
 	mlen = rd16(p);

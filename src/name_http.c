@@ -127,7 +127,7 @@ enum name_result name_http_host(const uint8_t *p, size_t len,
 	size_t left;
 	enum name_result r;
 
-	memset(out, 0, sizeof(*out));
+	name_out_clear(out);
 	if (len > HTTP_HEAD_MAX)
 		len = HTTP_HEAD_MAX;
 	eol = memchr(p, '\n', len);

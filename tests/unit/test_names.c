@@ -425,6 +425,65 @@ static void test_tls_hostile(void **state)
 	assert_int_equal(name_tls_stream(r.b, r.n, &o), NAME_NOT);
 }
 
+/*
+ * Two extensions of one type are malformed (RFC 8446 4.2): random lists
+ * of extension types (from a few types, so that many repeat, and from
+ * all 65536) against the plain check of every pair; and a list at the
+ * 128 types the parser keeps.
+ */
+static void test_tls_ext_dups(void **state)
+{
+	static const char *const one[] = { "a.test", NULL };
+	uint64_t x = 0x243f6a8885a308d3ull;
+	unsigned types[140];
+	struct name_out o;
+
+	for (int round = 0; round < 20000; round++) {
+		size_t n = 1 + (size_t)(round % 130);
+		unsigned span = round % 2 ? 65536 : 40;
+		bool dup = false;
+
+		e.n = 0;
+		ext_sni(&e, one);
+		for (size_t i = 0; i < n; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			types[i] = 1 + (unsigned)(x % (span - 1));
+			ext_raw(&e, types[i], 0);
+			for (size_t j = 0; j < i; j++)
+				dup |= types[j] == types[i];
+		}
+		hello(&h, &e);
+		records(&r, &h, 16384);
+		if (dup || n + 1 > 128) {
+			assert_int_equal(name_tls_stream(r.b, r.n, &o), NAME_BAD);
+		} else {
+			assert_int_equal(name_tls_stream(r.b, r.n, &o),
+					 NAME_DONE);
+			assert_string_equal(o.name, "a.test");
+		}
+	}
+	/* 127 types and the server_name: the most the parser keeps. */
+	e.n = 0;
+	ext_sni(&e, one);
+	for (unsigned i = 1; i < 128; i++)
+		ext_raw(&e, i * 509, 0);
+	hello(&h, &e);
+	records(&r, &h, 16384);
+	assert_int_equal(name_tls_stream(r.b, r.n, &o), NAME_DONE);
+	/* 126 and the server_name, then the first again (128 in all): the
+	 * repeat is found, far from its first. */
+	e.n = 0;
+	ext_sni(&e, one);
+	for (unsigned i = 1; i < 127; i++)
+		ext_raw(&e, i * 509, 0);
+	ext_raw(&e, 509, 0);
+	hello(&h, &e);
+	records(&r, &h, 16384);
+	assert_int_equal(name_tls_stream(r.b, r.n, &o), NAME_BAD);
+}
+
 /* ---- HTTP ---- */
 
 static enum name_result http(const char *s, struct name_out *o)
@@ -713,6 +772,7 @@ int main(void)
 		cmocka_unit_test(test_tls_sni),
 		cmocka_unit_test(test_tls_ech_nosni),
 		cmocka_unit_test(test_tls_hostile),
+		cmocka_unit_test(test_tls_ext_dups),
 		cmocka_unit_test(test_http),
 		cmocka_unit_test(test_http_hostile),
 		cmocka_unit_test(test_quic_keys),
