@@ -43,6 +43,12 @@
 /* Room for the attributes that come with the payload (headers, marks,
  * interfaces, uid/gid, conntrack): generous, so nothing is truncated. */
 #define RX_OVERHEAD	4096
+/* One more cache line a receive slot. Slots of a power-of-two size start
+ * on the same L1 set (8 KB apart: every 64th line of the cache, with 64
+ * sets), so the lines of a batch's messages evicted one another between
+ * the kernel writing them and the look-ahead reading them; a line more
+ * puts slot i's start on set i. */
+#define RX_COLOR	64
 #define BATCHES_PER_WAKE 64	/* then let the loop look at its async */
 #define CLOSE_SECONDS	30	/* most time a final stop judges the backlog */
 #define PENDING_BATCHES	16	/* ledger bound, in receive batches */
@@ -196,7 +202,7 @@ static void free_rx(struct queue *q)
 /* Bytes of one receive slot for copy range RANGE. */
 static size_t rx_size(uint32_t range)
 {
-	return NLMSG_ALIGN(range) + RX_OVERHEAD;
+	return NLMSG_ALIGN(range) + RX_OVERHEAD + RX_COLOR;
 }
 
 /* Receive buffers for P's batch, with slots of at least MIN_EACH bytes
