@@ -226,6 +226,11 @@ enum name_result name_tls_stream(const uint8_t *p, size_t len,
 			r = name_tls_handshake(p + at, take_len, out);
 			if (r != NAME_MORE)
 				return r;
+			/* It goes on past these bytes (a ClientHello in
+			 * two segments): no record to join it to yet, so
+			 * nothing to copy (it was, every time). */
+			if (take_len < rl)
+				return NAME_MORE;
 		}
 		memcpy(hs + hl, p + at, take_len);
 		hl += take_len;

@@ -484,6 +484,248 @@ static void test_tls_ext_dups(void **state)
 	assert_int_equal(name_tls_stream(r.b, r.n, &o), NAME_BAD);
 }
 
+/*
+ * The model: the ClientHello parser as it was before its duplicate check
+ * had a filter and its records were read without a copy (55bbca0 and
+ * after): plain, each extension compared with all before it, every
+ * record copied.
+ */
+struct mrd {
+	const uint8_t *p;
+	size_t left;
+	bool bad;
+};
+
+static const uint8_t *m_take(struct mrd *rd, size_t n)
+{
+	const uint8_t *p = rd->p;
+
+	if (rd->bad || n > rd->left) {
+		rd->bad = true;
+		return NULL;
+	}
+	rd->p += n;
+	rd->left -= n;
+	return p;
+}
+
+static size_t m_take_n(struct mrd *rd, int bytes)
+{
+	const uint8_t *p = m_take(rd, (size_t)bytes);
+
+	if (!p)
+		return 0;
+	return bytes == 1 ? p[0] : (size_t)p[0] << 8 | p[1];
+}
+
+static struct mrd m_sub(struct mrd *rd, size_t n)
+{
+	struct mrd s = { .p = m_take(rd, n), .left = n };
+
+	if (!s.p)
+		s = (struct mrd){ .bad = true };
+	return s;
+}
+
+static bool m_sni(struct mrd ext, struct name_out *out)
+{
+	struct mrd list = m_sub(&ext, m_take_n(&ext, 2));
+	bool found = false;
+
+	if (ext.bad || ext.left || list.left == 0)
+		return false;
+	while (list.left && !list.bad) {
+		unsigned type = (unsigned)m_take_n(&list, 1);
+		struct mrd nm = m_sub(&list, m_take_n(&list, 2));
+
+		if (list.bad || nm.bad)
+			return false;
+		if (type != 0)
+			continue;
+		if (found || name_normalize((const char *)nm.p, nm.left,
+					    out) < 0)
+			return false;
+		found = true;
+	}
+	return found && !list.bad;
+}
+
+static bool m_client_hello(struct mrd rd, struct name_out *out)
+{
+	uint16_t seen[128];
+	size_t n, ns = 0;
+	struct mrd exts;
+
+	m_take(&rd, 2 + 32);
+	n = m_take_n(&rd, 1);
+	if (n > 32)
+		return false;
+	m_take(&rd, n);
+	n = m_take_n(&rd, 2);
+	if (n < 2 || n % 2)
+		return false;
+	m_take(&rd, n);
+	n = m_take_n(&rd, 1);
+	if (n < 1)
+		return false;
+	m_take(&rd, n);
+	if (rd.bad)
+		return false;
+	if (rd.left == 0)
+		return true;
+	exts = m_sub(&rd, m_take_n(&rd, 2));
+	if (rd.bad || exts.bad || rd.left)
+		return false;
+	while (exts.left) {
+		unsigned type = (unsigned)m_take_n(&exts, 2);
+		struct mrd data = m_sub(&exts, m_take_n(&exts, 2));
+
+		if (exts.bad || data.bad)
+			return false;
+		for (size_t i = 0; i < ns; i++)
+			if (seen[i] == type)
+				return false;
+		if (ns == 128)
+			return false;
+		seen[ns++] = (uint16_t)type;
+		if (type == 0 && !m_sni(data, out))
+			return false;
+		if (type == 0xfe0d)
+			out->ech = true;
+	}
+	return true;
+}
+
+static enum name_result m_handshake(const uint8_t *p, size_t len,
+				    struct name_out *out)
+{
+	size_t body;
+
+	memset(out, 0, sizeof(*out));
+	if (len < 1)
+		return NAME_MORE;
+	if (p[0] != 1)
+		return NAME_NOT;
+	if (len < 4)
+		return NAME_MORE;
+	body = (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
+	if (body + 4 > NAME_HELLO_MAX)
+		return NAME_BAD;
+	if (len - 4 < body)
+		return NAME_MORE;
+	if (!m_client_hello((struct mrd){ .p = p + 4, .left = body }, out)) {
+		memset(out, 0, sizeof(*out));
+		return NAME_BAD;
+	}
+	return NAME_DONE;
+}
+
+static enum name_result m_stream(const uint8_t *p, size_t len,
+				 struct name_out *out)
+{
+	static uint8_t hs[NAME_HELLO_MAX];
+	size_t at = 0, hl = 0;
+	enum name_result res;
+
+	memset(out, 0, sizeof(*out));
+	if (len == 0)
+		return NAME_MORE;
+	if (p[0] != 22)
+		return NAME_NOT;
+	for (;;) {
+		size_t rl, tl;
+
+		if (len - at < 5) {
+			if (at < len && p[at] != 22)
+				return NAME_BAD;
+			if (len - at >= 2 && p[at + 1] != 3)
+				return NAME_BAD;
+			return NAME_MORE;
+		}
+		if (p[at] != 22 || p[at + 1] != 3)
+			return at ? NAME_BAD : NAME_NOT;
+		rl = (size_t)p[at + 3] << 8 | p[at + 4];
+		if (rl == 0 || rl > 16384 + 2048)
+			return NAME_BAD;
+		at += 5;
+		tl = rl < len - at ? rl : len - at;
+		if (tl > sizeof(hs) - hl)
+			tl = sizeof(hs) - hl;
+		memcpy(hs + hl, p + at, tl);
+		hl += tl;
+		at += tl;
+		res = m_handshake(hs, hl, out);
+		if (res != NAME_MORE)
+			return res;
+		if (hl == sizeof(hs))
+			return NAME_BAD;
+		if (tl < rl)
+			return NAME_MORE;
+	}
+}
+
+static uint64_t rnd_x = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(uint32_t n)
+{
+	rnd_x ^= rnd_x << 13;
+	rnd_x ^= rnd_x >> 7;
+	rnd_x ^= rnd_x << 17;
+	return (uint32_t)(rnd_x % n);
+}
+
+/*
+ * name_tls_stream() against the model on 100,000 ClientHellos: a few
+ * random extensions (server_name with one or two names, good or bad,
+ * encrypted_client_hello, repeats), cut into records of a random size,
+ * cut short at a random byte, and sometimes with bytes changed.
+ */
+static void test_tls_model(void **state)
+{
+	static const char *const good[] = { "A.test", NULL };
+	static const char *const two[] = { "a.test", "b.test", NULL };
+	static const char *const bad[] = { "a..test", NULL };
+	static const char *const *const snis[] = { good, two, bad };
+	struct name_out o, m;
+
+	(void)state;
+	for (int round = 0; round < 100000; round++) {
+		size_t n_ext = rnd(12), len;
+		enum name_result got, want;
+
+		e.n = 0;
+		for (size_t i = 0; i < n_ext; i++) {
+			switch (rnd(6)) {
+			case 0:
+				ext_sni(&e, snis[rnd(3)]);
+				break;
+			case 1:
+				ext_raw(&e, 0xfe0d, rnd(300));
+				break;
+			case 2:
+				ext_raw(&e, rnd(8), rnd(40));
+				break;
+			default:
+				ext_raw(&e, rnd(65536), rnd(900));
+			}
+		}
+		hello(&h, &e);
+		records(&r, &h, 1 + rnd(rnd(2) ? 2000 : 64));
+		len = rnd(4) ? r.n : rnd((uint32_t)r.n + 1);
+		if (!rnd(4))
+			for (int k = 1 + (int)rnd(3); k > 0; k--)
+				r.b[rnd((uint32_t)r.n)] ^= (uint8_t)(1 + rnd(255));
+		got = name_tls_stream(r.b, len, &o);
+		want = m_stream(r.b, len, &m);
+		assert_int_equal(got, want);
+		if (got == NAME_DONE) {
+			assert_int_equal(o.len, m.len);
+			assert_string_equal(o.name, m.name);
+			assert_int_equal(o.ech, m.ech);
+		}
+	}
+}
+
 /* ---- HTTP ---- */
 
 static enum name_result http(const char *s, struct name_out *o)
@@ -773,6 +1015,7 @@ int main(void)
 		cmocka_unit_test(test_tls_ech_nosni),
 		cmocka_unit_test(test_tls_hostile),
 		cmocka_unit_test(test_tls_ext_dups),
+		cmocka_unit_test(test_tls_model),
 		cmocka_unit_test(test_http),
 		cmocka_unit_test(test_http_hostile),
 		cmocka_unit_test(test_quic_keys),
