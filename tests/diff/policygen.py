@@ -200,6 +200,17 @@ def gen_value(rng, field):
     raise ValueError(field)
 
 
+# nft is given "udp sport & 0xffff != 8000" for "udp sport != 8000":
+# nftables 1.0.6 (Debian 12) merges a rule's matches of adjacent payload
+# fields into one load and one comparison, and does so for "!=" too:
+# "udp dport != 65535 udp sport != 8000" becomes one 4-byte "!= 1f40ffff"
+# (nft --debug=netlink), true when either port differs, so a packet from
+# port 8000 to port 8081 is accepted against the rule's meaning ("!= {
+# 8000 }" is made the same compare, and merged too). With a mask the
+# loads are not merged and the rule means what it says, as nfqd reads it
+# (both ports must differ); the merged rule disagreed with nfqd (seed
+# 864992220, round 10). The two ports are the only adjacent fields
+# policygen makes; address, range and set matches are not merged.
 def gen_match(rng, field):
     """One match: (nfqd text, nft text)."""
     neg = rng.random() < 0.25
@@ -222,6 +233,9 @@ def gen_match(rng, field):
         v = '0x%x' % rng.choice(MARKS)
         return 'meta mark %s%s' % (op, v), 'meta mark %s%s' % (op, v)
     nq, nf = gen_value(rng, field)
+    if neg and field.endswith('port') and nf.isdigit():
+        # not merged with the other port's (above)
+        return '%s != %s' % (field, nq), '%s & 0xffff != %s' % (field, nf)
     return '%s %s%s' % (field, op, nq), '%s %s%s' % (field, op, nf)
 
 
