@@ -89,8 +89,8 @@ static unsigned type_bit(unsigned type)
 /*
  * Has TYPE been seen (SEEN[0..N), FILTER the bits of its types)? The list
  * is searched only when TYPE's bit is set: a browser sends 15-20
- * extensions, and comparing each with all before it was a fifth of the
- * parse.
+ * extensions, and comparing each with all before it took up to 190
+ * comparisons a ClientHello.
  */
 static bool seen_before(const uint16_t *seen, size_t n,
 			const uint64_t filter[4], unsigned type)
