@@ -60,6 +60,9 @@ struct flow_ahead {
 				 * looked up (not TCP, or unreadable) */
 	uint32_t slot;		/* the slot flow_ahead_line() saw the flow
 				 * in + 1; 0: none */
+	uint32_t fresh;		/* a SYN of a flow not seen: the slot
+				 * flow_ahead_line() chose for it + 1; 0:
+				 * none */
 	bool more;		/* a whole segment holding the start of a
 				 * ClientHello, not all of it */
 };
@@ -115,7 +118,8 @@ bool flow_ahead_pair(const struct flowtab *t, const struct pkt *a,
  * A packet or two after flow_ahead() of PKT (AHEAD), which asked for its
  * flow bucket's lines: ask for the line of the flow a TCP segment will
  * find there (and note its slot in AHEAD: flow_names() looks there
- * first), or that a SYN's new flow will take (NOW_NS as flow_names()).
+ * first), or that a SYN's new flow will take (NOW_NS as flow_names();
+ * noted too: flow_names() takes it if it is still free or idle).
  */
 void flow_ahead_line(const struct flowtab *t, const struct pkt *pkt,
 		     struct flow_ahead *ahead, uint64_t now_ns);

@@ -388,6 +388,12 @@ static struct flow *lookup(struct flowtab *t, const struct pkt *p,
 	return f;
 }
 
+/* May a new flow take slot S: free, or its flow idle too long? */
+static bool slot_open(const struct flowtab *t, size_t s, uint64_t now)
+{
+	return !t->hs[s] || now - t->seen[s] > t->timeout_ns;
+}
+
 /* The slot of bucket B a new flow takes: a free or idle one, else the
  * least recently seen. */
 static size_t new_slot(const struct flowtab *t, size_t b, uint64_t now)
@@ -395,7 +401,7 @@ static size_t new_slot(const struct flowtab *t, size_t b, uint64_t now)
 	size_t v = b;
 
 	for (size_t i = b; i < b + WAYS; i++) {
-		if (!t->hs[i] || now - t->seen[i] > t->timeout_ns)
+		if (slot_open(t, i, now))
 			return i;
 		if (t->seen[i] < t->seen[v])
 			v = i;
@@ -403,12 +409,25 @@ static size_t new_slot(const struct flowtab *t, size_t b, uint64_t now)
 	return v;
 }
 
-/* A fresh flow for KEY: a free or idle slot, else the bucket's least
- * recently seen (an eviction). */
-static struct flow *insert(struct flowtab *t, const struct pkt *p,
-			   bool from_client, uint64_t h, uint64_t now)
+/* A new flow's slot in bucket B: FRESH - 1, flow_ahead_line()'s choice,
+ * when that slot of B is still open (the packets judged since may have
+ * taken it), else new_slot()'s. */
+static size_t fresh_slot(const struct flowtab *t, size_t b, uint32_t fresh,
+			 uint64_t now)
 {
-	size_t v = new_slot(t, bucket_of(t, h), now);
+	if (fresh && fresh - 1 - b < WAYS && slot_open(t, fresh - 1, now))
+		return fresh - 1;
+	return new_slot(t, b, now);
+}
+
+/* A new flow for P, hash H, in a free or idle slot, else in the
+ * bucket's least recently seen (an eviction); FRESH: flow_ahead.fresh,
+ * or 0. */
+static struct flow *insert(struct flowtab *t, const struct pkt *p,
+			   bool from_client, uint64_t h, uint64_t now,
+			   uint32_t fresh)
+{
+	size_t v = fresh_slot(t, bucket_of(t, h), fresh, now);
 	struct flow *f;
 
 	f = &t->f[v];
@@ -595,7 +614,7 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 			goto known;
 		if (f)
 			flow_clear(t, f);
-		f = insert(t, p, true, h, now);
+		f = insert(t, p, true, h, now, ahead ? ahead->fresh : 0);
 		f->isn = seq + 1;
 		*fp = f;
 		set(o, NAMES_PENDING, NP_NONE);
@@ -694,7 +713,7 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		return;
 	}
 	if (!f)
-		f = insert(t, p, true, h, now);
+		f = insert(t, p, true, h, now, 0);
 	if (!f->quic) {
 		t->quic_in[slot_of(t, f) / WAYS]++;
 		t->n_quic++;
@@ -721,6 +740,7 @@ void flow_ahead(const struct flowtab *t, const struct pkt *p,
 
 	out->hash = 0;
 	out->slot = 0;
+	out->fresh = 0;
 	out->more = false;
 	if (p->l4proto != IPPROTO_TCP) {
 		flow_packet_names(t, p, &out->names);
@@ -780,8 +800,12 @@ void flow_ahead_line(const struct flowtab *t, const struct pkt *p,
 			return;
 		}
 	}
-	if (syn)
-		__builtin_prefetch(&t->f[new_slot(t, b, now_ns)], 1);
+	if (syn) {
+		size_t v = new_slot(t, b, now_ns);
+
+		__builtin_prefetch(&t->f[v], 1);
+		ahead->fresh = (uint32_t)v + 1;
+	}
 }
 
 void *flow_names(struct flowtab *t, const struct pkt *p, uint64_t now_ns,

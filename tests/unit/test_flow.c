@@ -421,6 +421,49 @@ static void test_stale_slot(void **state)
 	flowtab_free(t);
 }
 
+/* flow_ahead_line() chooses the slot a SYN's new flow takes, and
+ * flow_names() takes it if it is still open; a packet judged in between
+ * may have taken it, or the note may be out of the bucket: another
+ * flow's slot is never taken over while it is in use. */
+static void test_stale_fresh(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head_a[] = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	static const char head_b[] = "GET / HTTP/1.1\r\nHost: b.test\r\n\r\n";
+	struct flowtab *t = flowtab_new(8, 60, dns, 1);	/* one bucket */
+	struct flow_ahead a;
+	struct pkt p;
+	enum flow_fate fate;
+
+	(void)state;
+	assert_non_null(t);
+	p = syn(5000);
+	flow_ahead(t, &p, &a);
+	flow_ahead_line(t, &p, &a, now);
+	assert_int_not_equal(a.fresh, 0);
+
+	/* Flow B's SYN, judged first, takes that slot (the first free). */
+	names_of(t, syn(5001), &fate);
+	p = syn(5000);
+	assert_non_null(flow_names(t, &p, now, &a, &out, &fate));
+	names_of(t, tcp(5001, TCPF_ACK, 2, head_b, sizeof(head_b) - 1), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "b.test");
+	names_of(t, tcp(5000, TCPF_ACK, 2, head_a, sizeof(head_a) - 1), &fate);
+	assert_string_equal(out.n.name, "a.test");
+
+	/* A note out of the bucket: a slot of it is chosen as ever. */
+	p = syn(5002);
+	flow_ahead(t, &p, &a);
+	flow_ahead_line(t, &p, &a, now);
+	a.fresh = 1000000;
+	assert_non_null(flow_names(t, &p, now, &a, &out, &fate));
+	names_of(t, tcp(5001, TCPF_ACK, 2 + sizeof(head_b) - 1, "x", 1),
+		 &fate);
+	assert_string_equal(out.n.name, "b.test");
+	flowtab_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -430,6 +473,7 @@ int main(void)
 		cmocka_unit_test_setup(test_tls_ahead, plain),
 		cmocka_unit_test(test_tls_pair),
 		cmocka_unit_test(test_stale_slot),
+		cmocka_unit_test(test_stale_fresh),
 		cmocka_unit_test_setup(test_quic_flow, ahead),
 		cmocka_unit_test_setup(test_quic_evicted, ahead),
 		cmocka_unit_test_setup(test_tcp_gather_evict, ahead),
