@@ -594,6 +594,8 @@ static int compile_rule(struct policy *p, const struct conf *c,
 			r->names = p->names = true;
 		note_name_set(p, &r->m[i]);
 	}
+	if (r->n_m)
+		r->first_name = (uint8_t)policy_name_proto(r->m[0].field);
 	if (cr->add_set)
 		compile_add(p, c, cr, r, d);
 	if (cr->bypass && cr->verdict != VERDICT_ACCEPT)

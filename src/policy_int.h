@@ -75,6 +75,8 @@ struct crule {
 	bool add_update;
 	bool log;
 	bool names;			/* has a name match */
+	uint8_t first_name;		/* enum name_proto of the first match
+					 * when it is a name's, else NP_NONE */
 	char *log_prefix;
 	char *text;
 	char *where;			/* "FILE:LINE:COL" */

@@ -447,6 +447,23 @@ static bool decide(struct policy *p, const struct crule *r,
 	return true;
 }
 
+/*
+ * Would rule_matches() find R false at its first match, a name's that
+ * the packet has none of (ABSENT, or its names are another protocol's)?
+ * The rules of a names policy are mostly such, and most packets carry no
+ * name: they are passed over here without a call (name_state()'s test).
+ */
+static inline bool first_name_absent(const struct crule *r,
+				     const struct pkt *pkt)
+{
+	const struct pkt_names *pn = pkt->names;
+
+	if (r->first_name == NP_NONE || !pn)
+		return false;
+	return pn->state == PKT_ABSENT ||
+	       (pn->proto != NP_NONE && pn->proto != r->first_name);
+}
+
 static bool use_index(const struct policy *p, const struct chook *h, int f)
 {
 	if (p->eval == POLICY_EVAL_AUTO)
@@ -484,11 +501,14 @@ void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
 
 		pidx_start(h->idx[f], p->ifc, pkt, &w);
 		while ((i = pidx_next(&w, &skip)) != PIDX_END)
-			if (decide(p, h->fam[f][i], pkt, skip, c, d))
+			if (!first_name_absent(h->fam[f][i], pkt) &&
+			    decide(p, h->fam[f][i], pkt, skip, c, d))
 				return;
 	} else {
 		for (unsigned i = 0; f >= 0 && i < h->n_fam[f]; i++)
-			if (decide(p, h->fam[f][i], pkt, PIDX_NO_SKIP, c, d))
+			if (!first_name_absent(h->fam[f][i], pkt) &&
+			    decide(p, h->fam[f][i], pkt, PIDX_NO_SKIP, c,
+				   d))
 				return;
 	}
 	d->verdict = h->policy_verdict;
