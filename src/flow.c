@@ -300,17 +300,24 @@ static uint64_t hash_step(uint64_t h, uint64_t w)
 /* The hash of P's flow key (make_key(P, FROM_CLIENT)), seeded per table
  * so that flows cannot be chosen from outside to share a bucket; read
  * from P's fields a word at a time (not from the key's bytes, just
- * written one by one). Never 0 (a free slot). */
+ * written one by one). An IPv4 address is the first 4 of its 16 bytes,
+ * the rest 0 (pkt.h): both go in one step, the zero words in none (each
+ * step waits for the one before; four took a tenth of a TCP segment's
+ * user time). Never 0 (a free slot). */
 static uint64_t hash_flow(const struct flowtab *t, const struct pkt *p,
 			  bool from_client)
 {
 	struct ends e = ends_of(p, from_client);
 	uint64_t h = t->seed;
 
-	h = hash_step(h, word_at(e.ca));
-	h = hash_step(h, word_at(e.ca + 8));
-	h = hash_step(h, word_at(e.sa));
-	h = hash_step(h, word_at(e.sa + 8));
+	if (p->l3_family == AF_INET) {
+		h = hash_step(h, word_at(e.ca) | word_at(e.sa) << 32);
+	} else {
+		h = hash_step(h, word_at(e.ca));
+		h = hash_step(h, word_at(e.ca + 8));
+		h = hash_step(h, word_at(e.sa));
+		h = hash_step(h, word_at(e.sa + 8));
+	}
 	h = (h ^ (p->l4proto | (uint64_t)e.cp << 8 | (uint64_t)e.sp << 24)) *
 	    0xc4ceb9fe1a85ec53ull;
 	h ^= h >> 29;

@@ -464,6 +464,46 @@ static void test_stale_fresh(void **state)
 	flowtab_free(t);
 }
 
+/* A SYN from SRC:40000 to DST:80 (IPv4 addresses, host order). */
+static struct pkt syn_between(uint32_t src, uint32_t dst)
+{
+	ip4(IPPROTO_TCP, 40000, 80, 20, "", 0);
+	for (int i = 0; i < 4; i++) {
+		ip[12 + i] = (uint8_t)(src >> (24 - 8 * i));
+		ip[16 + i] = (uint8_t)(dst >> (24 - 8 * i));
+	}
+	ip[27] = 1;		/* seq 1 */
+	ip[32] = 0x50;
+	ip[33] = TCPF_SYN;
+	return parsed(40);
+}
+
+/* Flows that differ only in the client's, or only in the server's, IPv4
+ * address spread over the buckets: 512 of them in a table of 16384 take
+ * no flow's slot (an address left out of the hash puts them all in one
+ * bucket of 8). */
+static void test_spread(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	enum flow_fate fate;
+
+	(void)state;
+	for (int side = 0; side < 2; side++) {
+		struct flowtab *t = flowtab_new(16384, 60, dns, 1);
+
+		assert_non_null(t);
+		for (uint32_t i = 0; i < 512; i++) {
+			uint32_t a = 0x0a000001 + (i << 8);
+
+			names_of(t, side ? syn_between(0xc0000201, a) :
+					   syn_between(a, 0xc6336407), &fate);
+		}
+		assert_int_equal(flowtab_counters(t)->flows, 512);
+		assert_int_equal(flowtab_counters(t)->evictions, 0);
+		flowtab_free(t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -474,6 +514,7 @@ int main(void)
 		cmocka_unit_test(test_tls_pair),
 		cmocka_unit_test(test_stale_slot),
 		cmocka_unit_test(test_stale_fresh),
+		cmocka_unit_test(test_spread),
 		cmocka_unit_test_setup(test_quic_flow, ahead),
 		cmocka_unit_test_setup(test_quic_evicted, ahead),
 		cmocka_unit_test_setup(test_tcp_gather_evict, ahead),
