@@ -89,6 +89,11 @@ struct queue {
 	size_t rx_each;
 	struct rx_ahead *ahead;
 	struct rx_name *ahead_names;	/* one per rx_ahead */
+	/* The look-ahead (names_ahead()) only pays for packets that show a
+	 * name or are TCP segments (a flow to look up); a batch of others
+	 * is judged faster without it. ahead_skip: the last batch had none
+	 * (the next is judged without it); ahead_want: this one has one. */
+	bool ahead_skip, ahead_want;
 	uint64_t rx_ns;		/* monotonic time of the datagrams judged now */
 	struct verdict_batch vb;
 
@@ -225,5 +230,9 @@ void queue_conf_stop_begin(struct queue *q);
 /* Unbind a stopped queue (unless keep_bound), counting what the kernel
  * flushed. */
 void queue_conf_unbind(struct queue *q);
+
+/* Judge the N datagrams in q->rx/q->msgs with POL, as a receive batch
+ * does after recvmmsg (its verdicts wait in q->vb). */
+void queue_judge_batch(struct queue *q, struct policy *pol, int n);
 
 #endif

@@ -483,11 +483,102 @@ static void test_no_orphans_after_graceful_stop(void **state)
 	assert_false(f->q->orphans_pending);
 }
 
+/* IPv4 UDP 192.0.2.1:1234 -> 192.0.2.2:53, a query for blocked.test A. */
+static const uint8_t dns4[] = {
+	0x45, 0x00, 0x00, 0x3a, 0x00, 0x01, 0x40, 0x00, 0x40, 0x11, 0x00, 0x00,
+	192, 0, 2, 1, 192, 0, 2, 2,
+	0x04, 0xd2, 0x00, 0x35, 0x00, 0x26, 0x00, 0x00,
+	0x12, 0x34, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	7, 'b', 'l', 'o', 'c', 'k', 'e', 'd', 4, 't', 'e', 's', 't', 0,
+	0x00, 0x01, 0x00, 0x01,
+};
+
+static const char names_config[] =
+	"set blk { type domain; elements = { \"blocked.test\" }; }\n"
+	"hook input { policy accept; dns qname @blk drop; }\n";
+
+/* Receive slot I of Q holds packet ID: PKT (LEN bytes) from eth0. */
+static void put_rx(struct queue *q, int i, uint32_t id, const uint8_t *pkt,
+		   size_t len)
+{
+	struct nlmsghdr *nlh = put_msg(NFQNL_MSG_PACKET);
+
+	put_hdr(nlh, id);
+	mnl_attr_put_u32(nlh, NFQA_IFINDEX_INDEV, htonl(7));
+	mnl_attr_put(nlh, NFQA_PAYLOAD, len, pkt);
+	memcpy(q->rx + (size_t)i * q->rx_each, nlh, nlh->nlmsg_len);
+	q->msgs[i].msg_len = nlh->nlmsg_len;
+	q->msgs[i].msg_hdr.msg_flags = 0;
+}
+
+/* A batch of 4 from ID: UDP to port 9, the third a listed DNS query when
+ * DNS; judged; true if the look-ahead parsed it. The query is dropped,
+ * the others accepted, either way. */
+static bool judge_four(struct queue *q, struct policy *pol, uint32_t id,
+		       bool dns)
+{
+	struct vmsg m[8];
+	unsigned n;
+	bool dropped = false;
+
+	for (int i = 0; i < 4; i++) {
+		if (dns && i == 2)
+			put_rx(q, i, id + (uint32_t)i, dns4, sizeof(dns4));
+		else
+			put_rx(q, i, id + (uint32_t)i, udp4, sizeof(udp4));
+		q->ahead[i].parsed = false;
+	}
+	queue_judge_batch(q, pol, 4);
+	n = take_msgs(q, m, 8);
+	for (unsigned k = 0; k < n; k++) {
+		if (m[k].verdict == NF_DROP) {
+			assert_true(dns);
+			assert_int_equal(m[k].id, id + 2);
+			dropped = true;
+		} else {
+			assert_int_equal(m[k].verdict, NF_ACCEPT);
+		}
+	}
+	assert_int_equal(dropped, dns);
+	assert_int_equal(m[n - 1].id, id + 3);
+	return q->ahead[0].parsed;
+}
+
+/* The look-ahead is left out for a batch after one without names (or TCP
+ * segments) and taken up again after one with a name; the verdicts are
+ * the same either way. */
+static void test_ahead_follows_names(void **state)
+{
+	struct conf *c;
+	struct policy *pol;
+	struct queue *q;
+
+	(void)state;
+	assert_int_equal(conf_load_buffer("n.conf", names_config,
+					  strlen(names_config), &c, NULL), 0);
+	pol = policy_build(c, 1, NULL);
+	assert_non_null(pol);
+	assert_int_equal(queue_alloc(&q, &(struct queue_place){ .num = 3,
+			 .cpu = -1 }, &c->opts), 0);
+	/* The first batch makes the flow table (no look-ahead yet). */
+	assert_false(judge_four(q, pol, 1, false));
+	assert_false(judge_four(q, pol, 5, true));	/* none before */
+	assert_true(judge_four(q, pol, 9, true));	/* a name before */
+	assert_true(judge_four(q, pol, 13, false));
+	assert_false(judge_four(q, pol, 17, false));
+	assert_false(judge_four(q, pol, 21, true));
+	assert_true(judge_four(q, pol, 25, false));
+	queue_free(q);
+	policy_free(pol);
+	conf_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_whole_packet_judged,
 						setup, teardown),
+		cmocka_unit_test(test_ahead_follows_names),
 		cmocka_unit_test_setup_teardown(test_truncated_gets_incomplete_verdict,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_attribute_gets_incomplete_verdict,
