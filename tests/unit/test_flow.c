@@ -309,6 +309,40 @@ static void test_quic_flow(void **state)
 
 /* The one bucket of an 8-flow table: 8 newer TCP flows evict the QUIC
  * flow; then its packets have no name, and a new QUIC flow has one. */
+/* UDP whose first byte has the high bit of a QUIC long header: RTP
+ * (0x80), a QUIC version nfqd does not read, and a datagram too short to
+ * show one. With no QUIC flow in the table, the first two carry no name
+ * and make no flow; the third is malformed QUIC (INCOMPLETE), as the
+ * Initial's parser says; after an Initial made a QUIC flow, the others
+ * still carry no name. */
+static void test_udp_long_not_quic(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const uint8_t rtp[24] = { 0x80, 0x60, 0x12, 0x34, 0x00, 0x01 };
+	static const uint8_t other[24] = { 0xc0, 0xff, 0x00, 0x00, 0x1d, 8 };
+	static const uint8_t tiny[5] = { 0x80, 0x60, 0x12, 0x34, 0x00 };
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+
+	(void)state;
+	assert_non_null(t);
+	assert_null(names_of(t, udp(5004, 5004, rtp, sizeof(rtp)), &fate));
+	assert_int_equal(out.state, PKT_ABSENT);
+	assert_null(names_of(t, udp(5006, 443, other, sizeof(other)), &fate));
+	assert_int_equal(out.state, PKT_ABSENT);
+	assert_int_equal(flowtab_counters(t)->flows, 0);
+	names_of(t, udp(5008, 443, tiny, sizeof(tiny)), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	make_initial();
+	assert_non_null(names_of(t, udp(40000, 443, initial, initial_len),
+				 &fate));
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_null(names_of(t, udp(5004, 5004, rtp, sizeof(rtp)), &fate));
+	assert_int_equal(out.state, PKT_ABSENT);
+	assert_int_equal(flowtab_counters(t)->flows, 1);
+	flowtab_free(t);
+}
+
 static void test_quic_evicted(void **state)
 {
 	static const uint16_t dns[] = { 53 };
@@ -509,6 +543,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_quic_flow, plain),
 		cmocka_unit_test_setup(test_quic_evicted, plain),
+		cmocka_unit_test_setup(test_udp_long_not_quic, plain),
+		cmocka_unit_test_setup(test_udp_long_not_quic, ahead),
 		cmocka_unit_test_setup(test_tcp_gather_evict, plain),
 		cmocka_unit_test_setup(test_tls_ahead, plain),
 		cmocka_unit_test(test_tls_pair),
