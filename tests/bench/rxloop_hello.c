@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* rxloop_hello.c - nfqd-namegen's ClientHellos for nfqd-rxloop. */
+int namegen_main(int argc, char **argv);
+#define main namegen_main
+#include "namegen.c"
+#undef main
+
+size_t rxloop_hello(uint8_t *out, uint32_t flow);
+
+/* Flow FLOW's ClientHello record as nfqd-namegen -m tls -H 10 -S 4 sends
+ * it for a 1,000,000-name list; its length. */
+size_t rxloop_hello(uint8_t *out, uint32_t flow)
+{
+	char name[256];
+
+	query_name(flow, 1000000, 10, name, sizeof(name));
+	return client_hello(out, name, flow, flow % 4 == 0);
+}
