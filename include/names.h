@@ -154,6 +154,15 @@ struct quic_initial {
 };
 
 /*
+ * Does the UDP datagram P (LEN bytes) begin with a long-header packet of
+ * another version than QUIC v1's and v2's (RTP's first byte has the long
+ * header's bit too)? name_quic_initial() says NOT for it without reading
+ * further. A datagram too short to show a version is not one (that
+ * parser calls it malformed).
+ */
+bool name_quic_foreign(const uint8_t *p, size_t len);
+
+/*
  * Decrypt every QUIC v1/v2 Initial packet of the UDP datagram P (LEN
  * bytes) and collect their CRYPTO frames. NOT when the datagram holds no
  * long-header Initial of a known version; BAD for a failed tag, lengths

@@ -663,20 +663,6 @@ static bool quic_long(const uint8_t *d, uint32_t copied)
 	return copied >= 1 && (d[0] & 0x80);
 }
 
-/* A long-header packet of a version nfqd does not read (RTP's first byte
- * is 0x80 too): name_quic_initial() finds nothing in it. One too short
- * to show a version is left to it (malformed). */
-static bool quic_other_version(const uint8_t *d, uint32_t copied)
-{
-	uint32_t v;
-
-	if (copied < 7)
-		return false;
-	v = (uint32_t)d[1] << 24 | (uint32_t)d[2] << 16 |
-	    (uint32_t)d[3] << 8 | d[4];
-	return v != QUIC_V1 && v != QUIC_V2;
-}
-
 /*
  * May a UDP packet with key hash H and payload D (COPIED bytes) be QUIC
  * that nfqd follows: a long-header packet (an Initial starts a flow), or
@@ -708,7 +694,7 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 	    dns_port(t, p->dport))
 		return;
 	if (!t->n_quic &&
-	    (!quic_long(d, copied) || quic_other_version(d, copied)))
+	    (!quic_long(d, copied) || name_quic_foreign(d, copied)))
 		return;		/* no QUIC flow, nor an Initial to start one */
 	h = hash_flow(t, p, true);
 	if (!quic_may(t, h, d, copied))

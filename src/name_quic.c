@@ -268,6 +268,23 @@ static bool is_retry(uint32_t version, uint8_t b)
 	return version == QUIC_V2 ? type == 0 : type == 3;
 }
 
+/* The version of the long-header packet at P (7 bytes or more). */
+static uint32_t long_version(const uint8_t *p)
+{
+	return (uint32_t)p[1] << 24 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 8 | p[4];
+}
+
+static bool known_version(uint32_t version)
+{
+	return version == QUIC_V1 || version == QUIC_V2;
+}
+
+bool name_quic_foreign(const uint8_t *p, size_t len)
+{
+	return len >= 7 && (p[0] & 0x80) && !known_version(long_version(p));
+}
+
 enum name_result name_quic_initial(const uint8_t *p, size_t len,
 				   struct quic_initial *out)
 {
@@ -287,9 +304,8 @@ enum name_result name_quic_initial(const uint8_t *p, size_t len,
 		start = at;
 		if (len - at < 7)
 			return any ? NAME_DONE : NAME_BAD;
-		version = (uint32_t)p[at + 1] << 24 | (uint32_t)p[at + 2] << 16 |
-			  (uint32_t)p[at + 3] << 8 | p[at + 4];
-		if (version != QUIC_V1 && version != QUIC_V2)
+		version = long_version(p + at);
+		if (!known_version(version))
 			return any ? NAME_DONE : NAME_NOT;
 		if (is_retry(version, p[at]))
 			return any ? NAME_DONE : NAME_NOT;

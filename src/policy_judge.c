@@ -451,17 +451,15 @@ static bool decide(struct policy *p, const struct crule *r,
  * Would rule_matches() find R false at its first match, a name's that
  * the packet has none of (ABSENT, or its names are another protocol's)?
  * The rules of a names policy are mostly such, and most packets carry no
- * name: they are passed over here without a call (name_state()'s test).
+ * name: they are passed over here without calling decide().
  */
 static inline bool first_name_absent(const struct crule *r,
 				     const struct pkt *pkt)
 {
-	const struct pkt_names *pn = pkt->names;
+	const struct name_out *n;
 
-	if (r->first_name == NP_NONE || !pn)
-		return false;
-	return pn->state == PKT_ABSENT ||
-	       (pn->proto != NP_NONE && pn->proto != r->first_name);
+	return r->first_name != NP_NONE &&
+	       name_state(pkt, r->first_name, &n) == PKT_ABSENT;
 }
 
 static bool use_index(const struct policy *p, const struct chook *h, int f)

@@ -131,8 +131,8 @@ static size_t next_pkt(const char *kind, uint8_t *p)
 		hoff = 0;
 		if (!strcmp(kind, "tls"))
 			hl = rxloop_hello(hello, flow);
-		return mkpkt(p, IPPROTO_TCP, sp, *kind == 't' &&
-			     kind[1] == 'l' ? 443 : 8080, 1000, TCPF_SYN,
+		return mkpkt(p, IPPROTO_TCP, sp,
+			     strcmp(kind, "tls") ? 8080 : 443, 1000, TCPF_SYN,
 			     NULL, 0);
 	}
 	if (!strcmp(kind, "tls")) {

@@ -73,18 +73,24 @@ static struct pkt udp(uint16_t sport, uint16_t dport, const uint8_t *data,
 	return parsed(20 + UDP_HL + len);
 }
 
-/* A TCP segment from SPORT to DPORT with FLAGS, SEQ and the LEN bytes
- * at DATA. */
-static struct pkt tcp_to(uint16_t sport, uint16_t dport, uint8_t flags,
-			 uint32_t seq, const void *data, size_t len)
+/* The TCP header in ip[]: SEQ, a 20-byte header, FLAGS. */
+static void tcp_fields(uint32_t seq, uint8_t flags)
 {
-	ip4(IPPROTO_TCP, sport, dport, 20, data, len);
 	ip[24] = (uint8_t)(seq >> 24);
 	ip[25] = (uint8_t)(seq >> 16);
 	ip[26] = (uint8_t)(seq >> 8);
 	ip[27] = (uint8_t)seq;
 	ip[32] = 0x50;		/* data offset 5 */
 	ip[33] = flags;
+}
+
+/* A TCP segment from SPORT to DPORT with FLAGS, SEQ and the LEN bytes
+ * at DATA. */
+static struct pkt tcp_to(uint16_t sport, uint16_t dport, uint8_t flags,
+			 uint32_t seq, const void *data, size_t len)
+{
+	ip4(IPPROTO_TCP, sport, dport, 20, data, len);
+	tcp_fields(seq, flags);
 	return parsed(40 + len);
 }
 
@@ -307,8 +313,6 @@ static void test_quic_flow(void **state)
 	flowtab_free(t);
 }
 
-/* The one bucket of an 8-flow table: 8 newer TCP flows evict the QUIC
- * flow; then its packets have no name, and a new QUIC flow has one. */
 /* UDP whose first byte has the high bit of a QUIC long header: RTP
  * (0x80), a QUIC version nfqd does not read, and a datagram too short to
  * show one. With no QUIC flow in the table, the first two carry no name
@@ -343,6 +347,8 @@ static void test_udp_long_not_quic(void **state)
 	flowtab_free(t);
 }
 
+/* The one bucket of an 8-flow table: 8 newer TCP flows evict the QUIC
+ * flow; then its packets have no name, and a new QUIC flow has one. */
 static void test_quic_evicted(void **state)
 {
 	static const uint16_t dns[] = { 53 };
@@ -506,9 +512,7 @@ static struct pkt syn_between(uint32_t src, uint32_t dst)
 		ip[12 + i] = (uint8_t)(src >> (24 - 8 * i));
 		ip[16 + i] = (uint8_t)(dst >> (24 - 8 * i));
 	}
-	ip[27] = 1;		/* seq 1 */
-	ip[32] = 0x50;
-	ip[33] = TCPF_SYN;
+	tcp_fields(1, TCPF_SYN);
 	return parsed(40);
 }
 
