@@ -7,15 +7,17 @@
  * drain's ratio moves by ±0.02 from table to table. Next to it, the
  * floor's work on the same messages (the walk to the packet id).
  *
- *   nfqd-rxloop udp|rtp|tcp|tls [empty] [BATCHES [POLLUTE_KB [LIST]]]
+ *   nfqd-rxloop udp|rtp|dns|tcp|tls [empty] [BATCHES [POLLUTE_KB [LIST]]]
  *
  * udp: 46-byte datagrams to port 9 (nfqd-gen's); rtp: 188-byte ones
- * whose first byte is 0x80, as RTP's (and a QUIC long header's); tcp: flows to port 8080, a SYN and
- * 15 segments of 100 bytes; tls: flows to port 443, a SYN and
- * nfqd-namegen's ClientHello (1 in 4 a browser's, in two segments), 1 in
- * 10 naming an entry of LIST (nfqd-namegen -w; default
- * /tmp/nfqd-names.txt). The policy is the bench's names policy
- * (dns qname/tls sni @big drop; big: LIST for tls, two names otherwise),
+ * whose first byte is 0x80, as RTP's (and a QUIC long header's); dns:
+ * nfqd-namegen's queries to port 53, 1 in 10 naming an entry of LIST;
+ * tcp: flows to port 8080, a SYN and 15 segments of 100 bytes; tls:
+ * flows to port 443, a SYN and nfqd-namegen's ClientHello (1 in 4 a
+ * browser's, in two segments), 1 in 10 naming an entry of LIST. LIST:
+ * nfqd-namegen -w's (default /tmp/nfqd-names.txt). The policy is the
+ * bench's names policy (dns qname/tls sni @big drop; big: LIST for dns
+ * and tls, two names otherwise),
  * or "empty" (policy accept). 64 messages a batch, BATCHES batches
  * (default 100000); POLLUTE_KB: bytes written between batches, as the
  * kernel's work evicts nfqd's lines in a drain (default 0). Not a test:
@@ -30,6 +32,7 @@
 #define NB 64
 
 size_t rxloop_hello(uint8_t *out, uint32_t flow);	/* rxloop_hello.c */
+size_t rxloop_dns(uint8_t *out, uint32_t i);
 
 #define OPTS "options { batch 64; copy-range 4096; }\n"
 #define RULES "hook input { policy accept; dns qname @big drop; " \
@@ -123,6 +126,13 @@ static size_t next_pkt(const char *kind, uint8_t *p)
 		return mkpkt(p, IPPROTO_UDP, (uint16_t)(1024 + id++ % 50000),
 			     9, 0, 0, (const uint8_t *)"nfqd-gen\0\0\0\0\0\0"
 			     "\0\0\0", 18);
+	if (!strcmp(kind, "dns")) {	/* nfqd-namegen's queries */
+		uint8_t q[512];
+
+		n = rxloop_dns(q, id);
+		return mkpkt(p, IPPROTO_UDP, (uint16_t)(1024 + id++ % 60000),
+			     53, 0, 0, q, n);
+	}
 	if (!strcmp(kind, "rtp"))	/* first byte 0x80, as RTP's */
 		return mkpkt(p, IPPROTO_UDP, (uint16_t)(1024 + id++ % 50000),
 			     5004, 0, 0, NULL, 160);
@@ -196,14 +206,15 @@ int main(int argc, char **argv)
 	uint32_t id = 1;
 
 	if (strcmp(kind, "udp") && strcmp(kind, "rtp") &&
-	    strcmp(kind, "tcp") && strcmp(kind, "tls")) {
-		fprintf(stderr, "usage: nfqd-rxloop udp|rtp|tcp|tls [empty] "
+	    strcmp(kind, "dns") && strcmp(kind, "tcp") &&
+	    strcmp(kind, "tls")) {
+		fprintf(stderr, "usage: nfqd-rxloop udp|rtp|dns|tcp|tls [empty] "
 			"[BATCHES [POLLUTE_KB [LIST]]]\n");
 		return 2;
 	}
 	if (empty)
 		snprintf(cf, sizeof(cf), "%s", CONF_EMPTY);
-	else if (!strcmp(kind, "tls"))
+	else if (!strcmp(kind, "tls") || !strcmp(kind, "dns"))
 		snprintf(cf, sizeof(cf), CONF_LIST, list);
 	else
 		snprintf(cf, sizeof(cf), "%s", CONF_SMALL);

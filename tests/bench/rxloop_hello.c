@@ -6,6 +6,7 @@ int namegen_main(int argc, char **argv);
 #undef main
 
 size_t rxloop_hello(uint8_t *out, uint32_t flow);
+size_t rxloop_dns(uint8_t *out, uint32_t i);
 
 /* Flow FLOW's ClientHello record as nfqd-namegen -m tls -H 10 -S 4 sends
  * it for a 1,000,000-name list; its length. */
@@ -15,4 +16,22 @@ size_t rxloop_hello(uint8_t *out, uint32_t flow)
 
 	query_name(flow, 1000000, 10, name, sizeof(name));
 	return client_hello(out, name, flow, flow % 4 == 0);
+}
+
+/* Query I's DNS message (UDP payload) as nfqd-namegen -m dns -H 10 sends
+ * it for a 1,000,000-name list; its length. */
+size_t rxloop_dns(uint8_t *out, uint32_t i)
+{
+	char name[256];
+	size_t n;
+
+	query_name(i, 1000000, 10, name, sizeof(name));
+	memset(out, 0, 12);
+	put16(out, i & 0xffff);
+	out[2] = 0x01;		/* RD */
+	put16(out + 4, 1);	/* QDCOUNT */
+	n = 12 + wire_name(out + 12, name);
+	put16(out + n, i % 2 ? 28 : 1);	/* AAAA, A */
+	put16(out + n + 2, 1);	/* IN */
+	return n + 4;
 }
