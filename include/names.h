@@ -86,6 +86,13 @@ const char *name_result_str(enum name_result r);
 int name_normalize(const char *s, size_t len, struct name_out *out);
 
 /*
+ * Copy the N bytes of one label's text at S to D in lower case; false if
+ * one is not printable ASCII (0x21-0x7e) or is a '.' (D is then of no
+ * meaning). name_normalize() applies the same rule to a dotted name.
+ */
+bool name_label_lower(char *d, const uint8_t *s, size_t n);
+
+/*
  * DNS: the first question of the query message at P (LEN bytes; UDP
  * payload). DONE with name and qtype; NOT for a response (QR set);
  * BAD for anything else that is not one question with an uncompressed

@@ -39,12 +39,9 @@ static int wire_name(const uint8_t *p, size_t len, struct name_out *out)
 			return -1;
 		if (tl)
 			out->name[tl++] = '.';
-		for (const uint8_t *c = p + at, *e = c + l; c < e; c++) {
-			if (*c < 0x21 || *c > 0x7e || *c == '.')
-				return -1;
-			out->name[tl++] = (char)(*c >= 'A' && *c <= 'Z' ?
-						 *c + 32 : *c);
-		}
+		if (!name_label_lower(out->name + tl, p + at, l))
+			return -1;
+		tl += l;
 		at += l;
 	}
 	out->name[tl] = '\0';

@@ -29,27 +29,54 @@ void names_copy(struct pkt_names *dst, const struct pkt_names *src)
 	memcpy(dst->n.name, src->n.name, (size_t)src->n.len + 1);
 }
 
+/* Per byte: itself in lower case if it may be in a label (printable
+ * ASCII, 0x21-0x7e, not '.'), else 0: one rule for every parser. */
+#define L(c) [c] = (char)((c) == '.' ? 0 : (c) >= 'A' && (c) <= 'Z' ? \
+			  (c) + 32 : (c))
+#define L4(c) L(c), L(c + 1), L(c + 2), L(c + 3)
+#define L16(c) L4(c), L4(c + 4), L4(c + 8), L4(c + 12)
+static const char label_char[256] = {
+	L(0x21), L(0x22), L(0x23), L4(0x24), L4(0x28), L4(0x2c),
+	L16(0x30), L16(0x40), L16(0x50), L16(0x60),
+	L4(0x70), L4(0x74), L4(0x78), L(0x7c), L(0x7d), L(0x7e),
+};
+#undef L16
+#undef L4
+#undef L
+
+bool name_label_lower(char *d, const uint8_t *s, size_t n)
+{
+	bool ok = true;
+
+	for (size_t i = 0; i < n; i++) {
+		char c = label_char[s[i]];
+
+		ok &= c != 0;
+		d[i] = c;
+	}
+	return ok;
+}
+
 int name_normalize(const char *s, size_t len, struct name_out *out)
 {
-	size_t i, label = 0;
+	size_t i, start = 0;	/* of the label I is in */
 
 	if (len && s[len - 1] == '.')
 		len--;
 	if (len == 0 || len > NAME_MAX_LEN)
 		return -EINVAL;
 	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
+		char c = label_char[(uint8_t)s[i]];
 
-		if (c == '.') {
-			if (label == 0)
+		if (!c) {	/* a label's end, or no name */
+			if (s[i] != '.' || i == start || i - start > 63)
 				return -EINVAL;
-			label = 0;
-		} else if (c < 0x21 || c > 0x7e || ++label > 63) {
-			return -EINVAL;
+			c = '.';
+			start = i + 1;
 		}
-		out->name[i] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : (char)c;
+		out->name[i] = c;
 	}
-	if (label == 0)
+	if (i == start || i - start > 63)
 		return -EINVAL;
 	out->name[len] = '\0';
 	out->len = (uint16_t)len;

@@ -152,10 +152,12 @@ static int dns_model(const uint8_t *q, size_t len, struct name_out *o)
 static void test_dns_model(void **state)
 {
 	static const uint8_t bytes[] = { 'a', 'Z', '0', '-', '_', '.', ' ',
-					 0x7e, 0x7f, 0x21, 0x80, 0, 'A', 'z' };
-	uint8_t b[600];
+					 0x7e, 0x7f, 0x21, 0x80, 0, 'A', 'z', '@', '[',
+					 '`', '{', 0x20, 0xc1, 0xae, 0xff };
+	uint8_t b[600], *exact;
 	struct name_out o, m;
 	unsigned seed = 20261202, agree = 0;
+	enum name_result r;
 	int want;
 
 	for (int t = 0; t < 200000; t++) {
@@ -172,18 +174,26 @@ static void test_dns_model(void **state)
 			for (size_t k = 0; k < l && n < 590; k++)
 				b[n++] = rand_r(&seed) % 8 ?
 					"abcXYZ019-"[rand_r(&seed) % 10] :
-					bytes[rand_r(&seed) % sizeof(bytes)];
+					rand_r(&seed) % 2 ?
+					bytes[rand_r(&seed) % sizeof(bytes)] :
+					(uint8_t)rand_r(&seed);
 		}
 		b[n++] = 0;
 		memset(b + n, 0, 4);
 		n += 4;
 		want = dns_model(b + 12, n - 12, &m);
+		/* The message alone in its buffer: ASan sees a read past it. */
+		exact = malloc(n);
+		assert_non_null(exact);
+		memcpy(exact, b, n);
+		r = name_dns_udp(exact, n, &o);
+		free(exact);
 		if (want < 0) {
-			assert_int_equal(name_dns_udp(b, n, &o), NAME_BAD);
+			assert_int_equal(r, NAME_BAD);
 			assert_int_equal(o.len, 0);
 			continue;
 		}
-		assert_int_equal(name_dns_udp(b, n, &o), NAME_DONE);
+		assert_int_equal(r, NAME_DONE);
 		assert_int_equal(o.len, m.len);
 		assert_memory_equal(o.name, m.name, (size_t)m.len);
 		assert_int_equal(o.name[o.len], '\0');
@@ -211,6 +221,43 @@ static void test_dns_model(void **state)
 				 want < 0 ? NAME_BAD : NAME_DONE);
 		assert_int_equal(want < 0, 192 + last > NAME_MAX_LEN);
 		assert_int_equal(o.len, want < 0 ? 0 : 192 + last);
+	}
+}
+
+/* name_label_lower() against a byte at a time: every byte value at every
+ * place of labels of 1-20 bytes, read from a buffer of exactly the
+ * label (ASan sees a read past it) or with room to spare. */
+static void test_label_lower(void **state)
+{
+	for (size_t n = 1; n <= 20; n++) {
+		for (size_t spare = 0; spare <= 8; spare += 8) {
+			uint8_t *s = malloc(n + spare);
+			char *d = malloc(n + spare);
+
+			assert_non_null(s);
+			assert_non_null(d);
+			for (size_t at = 0; at < n; at++) {
+				for (unsigned v = 0; v < 256; v++) {
+					bool ok = v >= 0x21 && v <= 0x7e &&
+						  v != '.';
+
+					for (size_t i = 0; i < n + spare; i++)
+						s[i] = (uint8_t)"aQz.9-[@`{"[
+							(i * 7 + n) % 10];
+					for (size_t i = 0; i < n; i++)
+						if (s[i] == '.')
+							s[i] = 'M';
+					s[at] = (uint8_t)v;
+					assert_int_equal(name_label_lower(
+						d, s, n), ok);
+					for (size_t i = 0; ok && i < n; i++)
+						assert_int_equal(d[i], s[i] >= 'A' &&
+							s[i] <= 'Z' ? s[i] + 32 : s[i]);
+				}
+			}
+			free(s);
+			free(d);
+		}
 	}
 }
 
@@ -991,6 +1038,68 @@ static void test_stream_model(void **state)
 	}
 }
 
+/* name_normalize() as it was, a byte at a time: the model. */
+static int normalize_model(const char *s, size_t len, struct name_out *out)
+{
+	size_t i, label = 0;
+
+	if (len && s[len - 1] == '.')
+		len--;
+	if (len == 0 || len > NAME_MAX_LEN)
+		return -EINVAL;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '.') {
+			if (label == 0)
+				return -EINVAL;
+			label = 0;
+		} else if (c < 0x21 || c > 0x7e || ++label > 63) {
+			return -EINVAL;
+		}
+		out->name[i] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : (char)c;
+	}
+	if (label == 0)
+		return -EINVAL;
+	out->name[len] = '\0';
+	out->len = (uint16_t)len;
+	return 0;
+}
+
+/* Random names (labels of 0-70 bytes, some bytes of any value, 0-260
+ * bytes in all): name_normalize() agrees with the model on every one. */
+static void test_normalize_model(void **state)
+{
+	unsigned seed = 99, ok = 0;
+	struct name_out o, m;
+	char b[300];
+
+	for (int t = 0; t < 200000; t++) {
+		size_t n = 0, want_n = (size_t)rand_r(&seed) % 261;
+		int got;
+
+		while (n < want_n) {
+			size_t l = rand_r(&seed) % 8 ? (size_t)rand_r(&seed) % 12 :
+				   60 + (size_t)rand_r(&seed) % 11;
+
+			for (size_t k = 0; k < l && n < want_n; k++)
+				b[n++] = rand_r(&seed) % 16 ?
+					"aZ09-_@[`{~!"[rand_r(&seed) % 12] :
+					(char)rand_r(&seed);
+			if (n < want_n)
+				b[n++] = '.';
+		}
+		got = normalize_model(b, n, &m);
+		assert_int_equal(name_normalize(b, n, &o), got);
+		if (got == 0) {
+			assert_int_equal(o.len, m.len);
+			assert_string_equal(o.name, m.name);
+			ok++;
+		}
+	}
+	assert_true(ok > 10000);
+}
+
 static void test_normalize(void **state)
 {
 	struct name_out o;
@@ -1010,6 +1119,7 @@ int main(void)
 		cmocka_unit_test(test_dns_udp),
 		cmocka_unit_test(test_dns_hostile),
 		cmocka_unit_test(test_dns_model),
+		cmocka_unit_test(test_label_lower),
 		cmocka_unit_test(test_dns_tcp),
 		cmocka_unit_test(test_tls_sni),
 		cmocka_unit_test(test_tls_ech_nosni),
@@ -1025,6 +1135,7 @@ int main(void)
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_stream_model),
 		cmocka_unit_test(test_normalize),
+		cmocka_unit_test(test_normalize_model),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
