@@ -421,6 +421,44 @@ static void test_domain_words(void **state)
 	domset_free(d);
 }
 
+/* domset_probes()' label starts against a byte at a time: names of 1 to
+ * 40 labels of 1-12 bytes (dots at every place of a word), each alone in
+ * a buffer of its length (ASan sees a read past it). */
+static void test_domain_probe_starts(void **state)
+{
+	struct dom_probes pr;
+	unsigned seed = 7;
+
+	for (int iter = 0; iter < 20000; iter++) {
+		int labels = 1 + rand_r(&seed) % 40;
+		char q[512], *exact;
+		size_t len = 0, k;
+
+		for (int i = 0; i < labels && len < 230; i++) {
+			size_t l = 1 + rand_r(&seed) % 12;
+
+			if (i)
+				q[len++] = '.';
+			for (size_t j = 0; j < l; j++)
+				q[len++] = (char)('a' + rand_r(&seed) % 26);
+		}
+		exact = malloc(len);
+		assert_non_null(exact);
+		memcpy(exact, q, len);
+		domset_probes(exact, len, &pr);
+		free(exact);
+		k = 0;		/* shortest suffix first: starts from the end */
+		for (size_t at = len; at-- > 0;) {
+			if (at && q[at - 1] != '.')
+				continue;
+			assert_true(k < pr.n);
+			assert_int_equal(pr.at[k], at);
+			k++;
+		}
+		assert_int_equal(pr.n, k);
+	}
+}
+
 /*
  * A blocklist's size: 1,000,000 names (plus their parents as "*." patterns
  * would double it; these are distinct names). Asserts the memory bound
@@ -475,6 +513,7 @@ int main(void)
 		cmocka_unit_test(test_domain_walk),
 		cmocka_unit_test(test_domain_merge_after_grow),
 		cmocka_unit_test(test_domain_words),
+		cmocka_unit_test(test_domain_probe_starts),
 		cmocka_unit_test(test_domain_million),
 		cmocka_unit_test(test_big_u32),
 	};
