@@ -58,6 +58,8 @@ struct flow_ahead {
 	uint64_t hash;		/* a TCP segment's flow key hash, as sent by
 				 * the client; 0: no segment whose flow is
 				 * looked up (not TCP, or unreadable) */
+	const uint8_t *data;	/* with a hash: the segment's payload, */
+	uint32_t copied, len;	/* its bytes copied and in the packet */
 	uint32_t slot;		/* the slot flow_ahead_line() saw the flow
 				 * in + 1; 0: none */
 	uint32_t fresh;		/* a SYN of a flow not seen: the slot

@@ -350,16 +350,21 @@ prefetch_bucket(const struct flowtab *t, uint64_t h)
 	__builtin_prefetch(&t->seen[b]);
 }
 
+/* The port at K in a flow key (big-endian, as make_key() puts it). */
+static uint16_t key_port(const uint8_t *k)
+{
+	return (uint16_t)(k[0] << 8 | k[1]);
+}
+
 /* Is KEY the flow key of P (make_key(P, FROM_CLIENT))? */
 static bool key_is(const uint8_t key[37], const struct pkt *p,
 		   bool from_client)
 {
 	struct ends e = ends_of(p, from_client);
 
-	return key[0] == p->l4proto && !memcmp(key + 1, e.ca, 16) &&
-	       key[17] == (uint8_t)(e.cp >> 8) && key[18] == (uint8_t)e.cp &&
-	       !memcmp(key + 19, e.sa, 16) &&
-	       key[35] == (uint8_t)(e.sp >> 8) && key[36] == (uint8_t)e.sp;
+	return key[0] == p->l4proto && key_port(key + 17) == e.cp &&
+	       key_port(key + 35) == e.sp && !memcmp(key + 1, e.ca, 16) &&
+	       !memcmp(key + 19, e.sa, 16);
 }
 
 /* Slot S's flow if it has P's key and hash H; NULL if not. */
@@ -602,11 +607,17 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 	struct flow *f;
 	uint64_t h;
 
-	if (!l4_payload(p, &d, &copied, &len)) {
+	if (ahead && ahead->hash) {	/* flow_ahead() read these */
+		d = ahead->data;
+		copied = ahead->copied;
+		len = ahead->len;
+		h = ahead->hash;
+	} else if (l4_payload(p, &d, &copied, &len)) {
+		h = hash_flow(t, p, true);
+	} else {
 		set(o, PKT_INCOMPLETE, NP_NONE);
 		return;
 	}
-	h = ahead && ahead->hash ? ahead->hash : hash_flow(t, p, true);
 	f = lookup(t, p, true, h, now, ahead ? ahead->slot : 0);
 	if (!f && !syn) {
 		h = hash_flow(t, p, false);
@@ -757,6 +768,9 @@ void flow_ahead(const struct flowtab *t, const struct pkt *p,
 	set(&out->names, PKT_ABSENT, NP_NONE);
 	if (!l4_payload(p, &d, &copied, &len))
 		return;
+	out->data = d;
+	out->copied = copied;
+	out->len = len;
 	out->hash = hash_flow(t, p, true);
 	prefetch_bucket(t, out->hash);
 	/* What parse_stream() finds if this is the flow's start; only for

@@ -26,7 +26,10 @@ void names_copy(struct pkt_names *dst, const struct pkt_names *src)
 	dst->n.len = src->n.len;
 	dst->n.qtype = src->n.qtype;
 	dst->n.ech = src->n.ech;
-	memcpy(dst->n.name, src->n.name, (size_t)src->n.len + 1);
+	if (src->n.len)
+		memcpy(dst->n.name, src->n.name, (size_t)src->n.len + 1);
+	else		/* most packets: no call for one byte */
+		dst->n.name[0] = '\0';
 }
 
 /* Per byte: itself in lower case if it may be in a label (printable
