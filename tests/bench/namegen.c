@@ -195,13 +195,11 @@ static size_t wire_name(uint8_t *p, const char *name)
 	return at;
 }
 
-static void dns_query(struct pkt *p, uint32_t i, const char *name)
+/* Query I's DNS message for NAME into D; its length. */
+static size_t dns_message(uint8_t *d, uint32_t i, const char *name)
 {
-	uint8_t *u = p->b + 20, *d = u + 8;
 	size_t n;
 
-	put16(u, 1024 + i % 60000);
-	put16(u + 2, 53);
 	memset(d, 0, 12);
 	put16(d, i & 0xffff);
 	d[2] = 0x01;		/* RD */
@@ -209,7 +207,17 @@ static void dns_query(struct pkt *p, uint32_t i, const char *name)
 	n = 12 + wire_name(d + 12, name);
 	put16(d + n, i % 2 ? 28 : 1);	/* AAAA, A */
 	put16(d + n + 2, 1);	/* IN */
-	n += 4;
+	return n + 4;
+}
+
+static void dns_query(struct pkt *p, uint32_t i, const char *name)
+{
+	uint8_t *u = p->b + 20;
+	size_t n;
+
+	put16(u, 1024 + i % 60000);
+	put16(u + 2, 53);
+	n = dns_message(u + 8, i, name);
 	put16(u + 4, (uint32_t)(8 + n));
 	finish_ip(p, IPPROTO_UDP, 8 + n);
 }

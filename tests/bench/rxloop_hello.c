@@ -23,15 +23,7 @@ size_t rxloop_hello(uint8_t *out, uint32_t flow)
 size_t rxloop_dns(uint8_t *out, uint32_t i)
 {
 	char name[256];
-	size_t n;
 
 	query_name(i, 1000000, 10, name, sizeof(name));
-	memset(out, 0, 12);
-	put16(out, i & 0xffff);
-	out[2] = 0x01;		/* RD */
-	put16(out + 4, 1);	/* QDCOUNT */
-	n = 12 + wire_name(out + 12, name);
-	put16(out + n, i % 2 ? 28 : 1);	/* AAAA, A */
-	put16(out + n + 2, 1);	/* IN */
-	return n + 4;
+	return dns_message(out, i, name);
 }
