@@ -97,8 +97,10 @@ until fetch www.allowed.test warm | grep -q page-from-b; do
 	sleep 0.5
 done
 for round in 1 2; do
+	t0=$(date +%s)
 	fetch www.allowed.test a$round | grep -q page-from-b ||
-		fail "round $round: allowed www.allowed.test did not load"
+		fail "round $round: allowed www.allowed.test did not load" \
+			"($(($(date +%s) - t0)) s; chromium: $(tail -3 "$TMP/chromium.log" | tr '\n' ' '); stats $(quic_stats))"
 	fetch www.blocked.test b$round | grep -q page-from-b &&
 		fail "round $round: blocked www.blocked.test loaded"
 	log "round $round: TCP: allowed loads, blocked does not"
