@@ -54,7 +54,6 @@ enum flow_fate {
 /* What flow_ahead() learnt of a packet, for flow_ahead_line() and
  * flow_names(). */
 struct flow_ahead {
-	struct pkt_names names;	/* what the packet alone shows */
 	uint64_t hash;		/* a TCP segment's flow key hash, as sent by
 				 * the client; 0: no segment whose flow is
 				 * looked up (not TCP, or unreadable) */
@@ -67,6 +66,9 @@ struct flow_ahead {
 				 * none */
 	bool more;		/* a whole segment holding the start of a
 				 * ClientHello, not all of it */
+	/* Last: a packet without a name writes only its first bytes, in
+	 * the line of the fields above. */
+	struct pkt_names names;	/* what the packet alone shows */
 };
 
 /*

@@ -205,6 +205,20 @@ static size_t rx_size(uint32_t range)
 	return NLMSG_ALIGN(range) + RX_OVERHEAD + RX_COLOR;
 }
 
+/* N zeroed elements of SIZE bytes from a cache line boundary. */
+static void *calloc_lines(size_t n, size_t size)
+{
+	size_t bytes = (n * size + 63) / 64 * 64;
+	void *m;
+
+	if (size && n > (SIZE_MAX - 64) / size)
+		return NULL;
+	m = aligned_alloc(64, bytes ? bytes : 64);
+	if (m)
+		memset(m, 0, bytes);
+	return m;
+}
+
 /* Receive buffers for P's batch, with slots of at least MIN_EACH bytes
  * (and what P's copy range needs). */
 static int alloc_rx(struct queue *q, const struct queue_params *p,
@@ -218,7 +232,7 @@ static int alloc_rx(struct queue *q, const struct queue_params *p,
 	q->msgs = calloc(p->batch, sizeof(*q->msgs));
 	q->iov = calloc(p->batch, sizeof(*q->iov));
 	q->rx = malloc(each * p->batch);
-	q->ahead = calloc(p->batch, sizeof(*q->ahead));
+	q->ahead = calloc_lines(p->batch, sizeof(*q->ahead));
 	q->ahead_names = calloc(p->batch, sizeof(*q->ahead_names));
 	if (!q->msgs || !q->iov || !q->rx || !q->ahead || !q->ahead_names) {
 		free_rx(q);
@@ -668,6 +682,7 @@ static bool names_prefetch(struct queue *q, const struct policy *pol,
 		a->name = &n->n;
 		a->probed_proto = n->proto;
 	} else if (i > 0 && q->ahead[i - 1].parsed &&
+		   q->ahead[i - 1].fa.more &&	/* no call for most */
 		   flow_ahead_pair(q->flows, &q->ahead[i - 1].p,
 				   &q->ahead[i - 1].fa, &a->p, &a->fa,
 				   &an->pair)) {

@@ -47,15 +47,19 @@ struct reconf {
 		       NFQA_CFG_F_UID_GID | NFQA_CFG_F_CONNTRACK)
 
 /* A received datagram's packet, parsed a few packets before it is
- * judged, and what it alone shows of its names (flow_ahead()). */
-struct rx_ahead {
+ * judged, and what it alone shows of its names (flow_ahead()). On its
+ * own cache lines (calloc_lines()). */
+struct __attribute__((aligned(64))) rx_ahead {
 	bool parsed;		/* p and fa hold the datagram's packet */
 	bool probed;		/* the look-ahead made probes of a name */
 	uint8_t probed_proto;	/* its enum name_proto */
-	struct pkt p;
-	struct flow_ahead fa;
 	/* That name: fa.names's, or its rx_name's pair */
 	const struct name_out *name;
+	/* In this order, so that a packet without a name writes the
+	 * first three lines of its rx_ahead (four or five before): the
+	 * name's bytes come last. */
+	struct pkt p;
+	struct flow_ahead fa;
 };
 
 /* What the look-ahead keeps of a datagram's name, apart from struct
