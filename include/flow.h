@@ -123,9 +123,13 @@ bool flow_ahead_pair(const struct flowtab *t, const struct pkt *a,
  * flow bucket's lines: ask for the line of the flow a TCP segment will
  * find there (and note its slot in AHEAD: flow_names() looks there
  * first), or that a SYN's new flow will take (NOW_NS as flow_names();
- * noted too: flow_names() takes it if it is still free or idle).
+ * noted too: flow_names() takes it if it is still free or idle). PREV:
+ * what this said of the packet received just before PKT, or NULL; a
+ * segment of the same flow (a burst) takes the slot PREV saw or chose,
+ * whose line PREV asked for, without a look at the bucket.
  */
 void flow_ahead_line(const struct flowtab *t, const struct pkt *pkt,
-		     struct flow_ahead *ahead, uint64_t now_ns);
+		     struct flow_ahead *ahead, const struct flow_ahead *prev,
+		     uint64_t now_ns);
 
 #endif

@@ -376,8 +376,9 @@ key_is(const struct flow *f, const struct pkt *p, bool from_client)
 }
 
 /* Does slot S hold P's flow, key hash H? */
-static bool slot_is(const struct flowtab *t, size_t s, const struct pkt *p,
-		    bool from_client, uint64_t h)
+static inline __attribute__((always_inline)) bool
+slot_is(const struct flowtab *t, size_t s, const struct pkt *p,
+	bool from_client, uint64_t h)
 {
 	/* A free slot's hash is 0, never a flow's. */
 	return t->hs[s] == h && key_is(&t->f[s], p, from_client);
@@ -823,7 +824,8 @@ bool flow_ahead_pair(const struct flowtab *t, const struct pkt *a,
 
 BIGMEM_PREFETCH_ONLY	/* out of line: prefetch.sh reads its body */
 void flow_ahead_line(const struct flowtab *t, const struct pkt *p,
-		     struct flow_ahead *ahead, uint64_t now_ns)
+		     struct flow_ahead *ahead, const struct flow_ahead *prev,
+		     uint64_t now_ns)
 {
 	bool syn = (p->tcp_flags & (TCPF_SYN | TCPF_ACK)) == TCPF_SYN;
 	uint64_t h = ahead->hash;
@@ -831,6 +833,11 @@ void flow_ahead_line(const struct flowtab *t, const struct pkt *p,
 
 	if (!h)
 		return;		/* no segment flow_names() looks up */
+	/* A hint, like any slot noted here: flow_names() checks it. */
+	if (prev && prev->hash == h && !syn && (prev->slot || prev->fresh)) {
+		ahead->slot = prev->slot ? prev->slot : prev->fresh;
+		return;
+	}
 	b = bucket_of(t, h);
 	for (size_t i = b; i < b + WAYS; i++) {
 		if (t->hs[i] == h) {

@@ -711,11 +711,14 @@ static void probes_prefetch(struct queue *q, const struct policy *pol,
 }
 
 /* Datagram I's second step, its flow's bucket now at hand: ask for the
- * flow's own line. */
-static void flow_prefetch(struct queue *q, int i)
+ * flow's own line. Datagram I - 1's step came first (flows_ahead()). */
+static inline void flow_prefetch(struct queue *q, int i)
 {
+	const struct rx_ahead *prev = i > 0 ? &q->ahead[i - 1] : NULL;
+
 	if (q->ahead[i].parsed)
 		flow_ahead_line(q->flows, &q->ahead[i].p, &q->ahead[i].fa,
+				prev && prev->parsed ? &prev->fa : NULL,
 				q->rx_ns);
 }
 

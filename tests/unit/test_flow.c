@@ -153,7 +153,7 @@ static void *names_of(struct flowtab *t, struct pkt p, enum flow_fate *fate)
 	if (!use_ahead)
 		return flow_names(t, &p, now, NULL, &out, fate);
 	flow_ahead(t, &p, &a);
-	flow_ahead_line(t, &p, &a, now);
+	flow_ahead_line(t, &p, &a, NULL, now);
 	return flow_names(t, &p, now, &a, &out, fate);
 }
 
@@ -438,7 +438,7 @@ static void test_stale_slot(void **state)
 	/* Looked at ahead while the flow is there: its slot is noted. */
 	later = tcp(5000, TCPF_ACK, 2 + sizeof(head_a) - 1, "x", 1);
 	flow_ahead(t, &later, &a);
-	flow_ahead_line(t, &later, &a, now);
+	flow_ahead_line(t, &later, &a, NULL, now);
 	assert_int_not_equal(a.slot, 0);
 	slot = a.slot;
 
@@ -479,7 +479,7 @@ static void test_stale_fresh(void **state)
 	assert_non_null(t);
 	p = syn(5000);
 	flow_ahead(t, &p, &a);
-	flow_ahead_line(t, &p, &a, now);
+	flow_ahead_line(t, &p, &a, NULL, now);
 	assert_int_not_equal(a.fresh, 0);
 
 	/* Flow B's SYN, judged first, takes that slot (the first free). */
@@ -495,12 +495,81 @@ static void test_stale_fresh(void **state)
 	/* A note out of the bucket: a slot of it is chosen as ever. */
 	p = syn(5002);
 	flow_ahead(t, &p, &a);
-	flow_ahead_line(t, &p, &a, now);
+	flow_ahead_line(t, &p, &a, NULL, now);
 	a.fresh = 1000000;
 	assert_non_null(flow_names(t, &p, now, &a, &out, &fate));
 	names_of(t, tcp(5001, TCPF_ACK, 2 + sizeof(head_b) - 1, "x", 1),
 		 &fate);
 	assert_string_equal(out.n.name, "b.test");
+	flowtab_free(t);
+}
+
+/* A segment looked at ahead right after one of its own flow (a burst)
+ * takes the slot that one saw or chose, as a hint: a stale one (the
+ * packets judged in between moved the flow) is checked like any other,
+ * and a SYN after a packet of its flow looks at the bucket itself. */
+static void test_burst_slot(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head_a[] = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	static const char head_b[] = "GET / HTTP/1.1\r\nHost: b.test\r\n\r\n";
+	struct flowtab *t = flowtab_new(8, 60, dns, 1);	/* one bucket */
+	struct flow_ahead fs, fd, fx, fb;
+	struct pkt ps, pd, px, pb;
+	enum flow_fate fate;
+	uint32_t a_slot;
+
+	(void)state;
+	assert_non_null(t);
+	names_of(t, syn(5001), &fate);	/* flow B, in the first slot */
+	names_of(t, tcp(5001, TCPF_ACK, 2, head_b, sizeof(head_b) - 1), &fate);
+
+	/* A's SYN, then its first data: the data takes the SYN's choice.
+	 * (Each packet is judged before the next is made: they share the
+	 * test's one packet buffer.) */
+	ps = syn(5000);
+	flow_ahead(t, &ps, &fs);
+	flow_ahead_line(t, &ps, &fs, NULL, now);
+	assert_int_not_equal(fs.fresh, 0);
+	assert_non_null(flow_names(t, &ps, now, &fs, &out, &fate));
+	pd = tcp(5000, TCPF_ACK, 2, head_a, sizeof(head_a) - 1);
+	flow_ahead(t, &pd, &fd);
+	flow_ahead_line(t, &pd, &fd, &fs, now);
+	assert_int_equal(fd.slot, fs.fresh);
+	a_slot = fd.slot;
+	assert_non_null(flow_names(t, &pd, now, &fd, &out, &fate));
+	assert_string_equal(out.n.name, "a.test");
+
+	/* The next segment: the slot its flow is in. */
+	px = tcp(5000, TCPF_ACK, 2 + sizeof(head_a) - 1, "x", 1);
+	flow_ahead(t, &px, &fx);
+	flow_ahead_line(t, &px, &fx, &fd, now);
+	assert_int_equal(fx.slot, fd.slot);
+	flow_names(t, &px, now, &fx, &out, &fate);
+	assert_string_equal(out.n.name, "a.test");
+
+	/* Another flow's segment after it looks at the bucket. */
+	pb = tcp(5001, TCPF_ACK, 2 + sizeof(head_b) - 1, "x", 1);
+	flow_ahead(t, &pb, &fb);
+	flow_ahead_line(t, &pb, &fb, &fx, now);
+	assert_int_not_equal(fb.slot, 0);
+	assert_int_not_equal(fb.slot, fx.slot);
+
+	/* A stale hint (B's slot, as if A had moved): A is still found. */
+	fx.slot = fb.slot;
+	px = tcp(5000, TCPF_ACK, 2 + sizeof(head_a) - 1, "x", 1);
+	flow_ahead(t, &px, &fd);
+	flow_ahead_line(t, &px, &fd, &fx, now);
+	assert_int_equal(fd.slot, fb.slot);
+	assert_non_null(flow_names(t, &px, now, &fd, &out, &fate));
+	assert_string_equal(out.n.name, "a.test");
+
+	/* A SYN after a packet of its flow (the stale hint again) looks
+	 * at the bucket: it sees A where A is. */
+	ps = syn(5000);
+	flow_ahead(t, &ps, &fs);
+	flow_ahead_line(t, &ps, &fs, &fx, now);
+	assert_int_equal(fs.slot, a_slot);
 	flowtab_free(t);
 }
 
@@ -554,6 +623,7 @@ int main(void)
 		cmocka_unit_test(test_tls_pair),
 		cmocka_unit_test(test_stale_slot),
 		cmocka_unit_test(test_stale_fresh),
+		cmocka_unit_test(test_burst_slot),
 		cmocka_unit_test(test_spread),
 		cmocka_unit_test_setup(test_quic_flow, ahead),
 		cmocka_unit_test_setup(test_quic_evicted, ahead),
