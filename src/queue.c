@@ -621,6 +621,10 @@ static void handle_datagram(struct queue *q, struct policy *pol, char *buf,
 	while (mnl_nlmsg_ok(nlh, rem)) {
 		handle_msg(q, pol, nlh, a);
 		a = NULL;	/* it was of the first message */
+		/* The datagram's last message (the kernel's one): no calls
+		 * to step past it and find nothing. */
+		if (MNL_ALIGN(nlh->nlmsg_len) >= (uint32_t)rem)
+			return;
 		nlh = mnl_nlmsg_next(nlh, &rem);
 	}
 	if (rem > 0)

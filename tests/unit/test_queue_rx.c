@@ -181,6 +181,36 @@ static void test_whole_packet_judged(void **state)
 	assert_int_equal(c.errors, 0);
 }
 
+/* A datagram of two packet messages (the kernel sends one; a datagram
+ * is read as netlink allows): both are judged; bytes after the last
+ * message too few for a header are a packet message cut short. */
+static void test_datagram_of_two(void **state)
+{
+	static char dgram[1024];
+	struct fixture *f = *state;
+	struct queue_counters c;
+	size_t len1, len2;
+
+	len1 = MNL_ALIGN(good_msg(20)->nlmsg_len);
+	memcpy(dgram, buf, len1);
+	len2 = good_msg(21)->nlmsg_len;
+	memcpy(dgram + len1, buf, len2);
+	feed(f, (struct nlmsghdr *)dgram, len1 + len2, false);
+	queue_counters_read(f->q, &c);
+	assert_int_equal(c.packets, 2);
+	assert_int_equal(c.accepted, 2);
+	assert_int_equal(c.errors, 0);
+
+	len2 = MNL_ALIGN(len2);
+	memset(dgram + len1 + len2, 0, 8);
+	feed(f, (struct nlmsghdr *)dgram, len1 + len2 + 8, false);
+	queue_counters_read(f->q, &c);
+	assert_int_equal(c.packets, 5);
+	assert_int_equal(c.accepted, 4);
+	assert_int_equal(c.errors, 1);
+	assert_int_equal(c.incomplete, 1);
+}
+
 /* MSG_TRUNC: the UDP header survived, but the rest did not: no rule may
  * judge it; incomplete-verdict, counted. */
 static void test_truncated_gets_incomplete_verdict(void **state)
@@ -578,6 +608,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_whole_packet_judged,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_datagram_of_two, setup,
+						teardown),
 		cmocka_unit_test(test_ahead_follows_names),
 		cmocka_unit_test_setup_teardown(test_truncated_gets_incomplete_verdict,
 						setup, teardown),
