@@ -44,38 +44,44 @@ static uint32_t ct_state_bits(uint32_t ctinfo)
 	}
 }
 
+/* The attributes nfqd reads, by where struct msg_attrs keeps them; AT_NONE
+ * is where the others go, never read. */
+enum attr_at {
+	AT_NONE, AT_HDR, AT_MARK, AT_INDEV, AT_OUTDEV, AT_UID, AT_GID,
+	AT_CT_INFO, AT_PAYLOAD, AT_CAP_LEN, AT_N
+};
+
 /* The attributes nfqd reads; NULL when the message has none. */
 struct msg_attrs {
-	const struct nlattr *hdr, *mark, *indev, *outdev, *uid, *gid;
-	const struct nlattr *ct_info, *payload, *cap_len;
+	const struct nlattr *at[AT_N];
 };
 
 /* The optional attributes that say where the packet is and who sent it. */
 static void parse_meta(const struct msg_attrs *attr, uint32_t cfg_flags,
 		       struct pkt *p)
 {
-	if (attr->mark) {
-		p->mark = attr_u32(attr->mark);
+	if (attr->at[AT_MARK]) {
+		p->mark = attr_u32(attr->at[AT_MARK]);
 		p->flags |= PKT_HAS_MARK;
 	}
-	if (attr->indev) {
-		p->indev = attr_u32(attr->indev);
+	if (attr->at[AT_INDEV]) {
+		p->indev = attr_u32(attr->at[AT_INDEV]);
 		p->flags |= PKT_HAS_INDEV;
 	}
-	if (attr->outdev) {
-		p->outdev = attr_u32(attr->outdev);
+	if (attr->at[AT_OUTDEV]) {
+		p->outdev = attr_u32(attr->at[AT_OUTDEV]);
 		p->flags |= PKT_HAS_OUTDEV;
 	}
-	if (attr->uid) {
-		p->uid = attr_u32(attr->uid);
+	if (attr->at[AT_UID]) {
+		p->uid = attr_u32(attr->at[AT_UID]);
 		p->flags |= PKT_HAS_UID;
 	}
-	if (attr->gid) {
-		p->gid = attr_u32(attr->gid);
+	if (attr->at[AT_GID]) {
+		p->gid = attr_u32(attr->at[AT_GID]);
 		p->flags |= PKT_HAS_GID;
 	}
-	if (attr->ct_info) {
-		p->ct_state = ct_state_bits(attr_u32(attr->ct_info));
+	if (attr->at[AT_CT_INFO]) {
+		p->ct_state = ct_state_bits(attr_u32(attr->at[AT_CT_INFO]));
 		p->flags |= PKT_HAS_CT;
 	} else if (cfg_flags & NFQA_CFG_F_CONNTRACK) {
 		/* Asked for, and none: the packet has no conntrack entry,
@@ -94,56 +100,27 @@ static void parse_meta(const struct msg_attrs *attr, uint32_t cfg_flags,
  * attribute cost more than the rest of the packet's user-space work.
  */
 #define PKT_NFQA_MAX	NFQA_SECCTX
-static const uint8_t attr_exact_len[PKT_NFQA_MAX + 1] = {
-	[NFQA_PACKET_HDR] = sizeof(struct nfqnl_msg_packet_hdr),
-	[NFQA_MARK] = 4,
-	[NFQA_TIMESTAMP] = sizeof(struct nfqnl_msg_packet_timestamp),
-	[NFQA_IFINDEX_INDEV] = 4,
-	[NFQA_IFINDEX_OUTDEV] = 4,
-	[NFQA_IFINDEX_PHYSINDEV] = 4,
-	[NFQA_IFINDEX_PHYSOUTDEV] = 4,
-	[NFQA_HWADDR] = sizeof(struct nfqnl_msg_packet_hw),
-	[NFQA_CT_INFO] = 4,
-	[NFQA_CAP_LEN] = 4,
-	[NFQA_SKB_INFO] = 4,
-	[NFQA_UID] = 4,
-	[NFQA_GID] = 4,
-	[NFQA_SECCTX] = 4,
+static const struct attr_rule {
+	uint8_t at;		/* enum attr_at */
+	uint8_t len;		/* its payload's length; 0: any */
+} attr_rules[PKT_NFQA_MAX + 1] = {
+	[NFQA_PACKET_HDR] = { AT_HDR, sizeof(struct nfqnl_msg_packet_hdr) },
+	[NFQA_MARK] = { AT_MARK, 4 },
+	[NFQA_TIMESTAMP] = { AT_NONE,
+			     sizeof(struct nfqnl_msg_packet_timestamp) },
+	[NFQA_IFINDEX_INDEV] = { AT_INDEV, 4 },
+	[NFQA_IFINDEX_OUTDEV] = { AT_OUTDEV, 4 },
+	[NFQA_IFINDEX_PHYSINDEV] = { AT_NONE, 4 },
+	[NFQA_IFINDEX_PHYSOUTDEV] = { AT_NONE, 4 },
+	[NFQA_HWADDR] = { AT_NONE, sizeof(struct nfqnl_msg_packet_hw) },
+	[NFQA_PAYLOAD] = { AT_PAYLOAD, 0 },
+	[NFQA_CT_INFO] = { AT_CT_INFO, 4 },
+	[NFQA_CAP_LEN] = { AT_CAP_LEN, 4 },
+	[NFQA_SKB_INFO] = { AT_NONE, 4 },
+	[NFQA_UID] = { AT_UID, 4 },
+	[NFQA_GID] = { AT_GID, 4 },
+	[NFQA_SECCTX] = { AT_NONE, 4 },
 };
-
-static void keep_attr(struct msg_attrs *attr, uint16_t type,
-		      const struct nlattr *a)
-{
-	switch (type) {
-	case NFQA_PACKET_HDR:
-		attr->hdr = a;
-		break;
-	case NFQA_MARK:
-		attr->mark = a;
-		break;
-	case NFQA_IFINDEX_INDEV:
-		attr->indev = a;
-		break;
-	case NFQA_IFINDEX_OUTDEV:
-		attr->outdev = a;
-		break;
-	case NFQA_UID:
-		attr->uid = a;
-		break;
-	case NFQA_GID:
-		attr->gid = a;
-		break;
-	case NFQA_CT_INFO:
-		attr->ct_info = a;
-		break;
-	case NFQA_PAYLOAD:
-		attr->payload = a;
-		break;
-	case NFQA_CAP_LEN:
-		attr->cap_len = a;
-		break;
-	}
-}
 
 /*
  * Fill ATTR from the attributes after the nfgenmsg header, the last of a
@@ -167,15 +144,16 @@ static int parse_attrs(const struct nlmsghdr *nlh, size_t len,
 		const struct nlattr *a =
 			(const struct nlattr *)((const char *)nlh + off);
 		uint16_t type = a->nla_type & NLA_TYPE_MASK;
+		struct attr_rule r = { AT_NONE, 0 };
 
 		if (a->nla_len < sizeof(*a) || a->nla_len > end - off)
 			break;
-		if (type <= PKT_NFQA_MAX) {
-			if (attr_exact_len[type] &&
-			    a->nla_len - sizeof(*a) != attr_exact_len[type])
-				return -1;
-			keep_attr(attr, type, a);
-		}
+		if (type <= PKT_NFQA_MAX)
+			r = attr_rules[type];
+		if (r.len && a->nla_len - sizeof(*a) != r.len)
+			return -1;
+		/* A table, not a switch: a message has several. */
+		attr->at[r.at] = a;
 		off += MNL_ALIGN(a->nla_len);
 	}
 	return off < end ? -1 : 0;
@@ -235,9 +213,9 @@ enum pkt_parse_result pkt_parse_msg(const struct nlmsghdr *nlh, size_t len,
 	/* On a bad attribute the ones before it are still filled in: the
 	 * packet header comes first, so the id usually survives. */
 	rc = parse_attrs(nlh, len, &attr);
-	if (!attr.hdr)
+	if (!attr.at[AT_HDR])
 		return unparsed(p, PKT_BAD);
-	ph = attr_data(attr.hdr);
+	ph = attr_data(attr.at[AT_HDR]);
 	p->id = ntohl(ph->packet_id);
 	p->hw_proto = ntohs(ph->hw_protocol);
 	p->hook = ph->hook;
@@ -248,11 +226,11 @@ enum pkt_parse_result pkt_parse_msg(const struct nlmsghdr *nlh, size_t len,
 		return unparsed(p, PKT_BAD_WITH_ID);
 
 	parse_meta(&attr, cfg_flags, p);
-	if (attr.payload) {
-		p->payload = attr_data(attr.payload);
-		p->payload_len = attr.payload->nla_len - NLA_HDRLEN;
+	if (attr.at[AT_PAYLOAD]) {
+		p->payload = attr_data(attr.at[AT_PAYLOAD]);
+		p->payload_len = attr.at[AT_PAYLOAD]->nla_len - NLA_HDRLEN;
 	}
-	p->orig_len = attr.cap_len ? attr_u32(attr.cap_len) : p->payload_len;
+	p->orig_len = attr.at[AT_CAP_LEN] ? attr_u32(attr.at[AT_CAP_LEN]) : p->payload_len;
 	pkt_parse_headers(p);
 	return PKT_OK;
 }
