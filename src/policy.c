@@ -621,6 +621,9 @@ static int index_families(struct policy *p, struct chook *h)
 			if (r->fams & (f ? FAM_V6 : FAM_V4))
 				h->fam[f][h->n_fam[f]++] = r;
 		}
+		while (h->lead_names[f] < h->n_fam[f] &&
+		       h->fam[f][h->lead_names[f]]->first_name != NP_NONE)
+			h->lead_names[f]++;
 	}
 	return 0;
 }

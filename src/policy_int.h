@@ -89,6 +89,9 @@ struct chook {
 	unsigned first, n;		/* p->rules[first .. first + n) */
 	struct crule **fam[2];		/* IPv4, IPv6: rules that can match */
 	unsigned n_fam[2];
+	unsigned lead_names[2];		/* how many of fam[f] first match a
+					 * name: a packet without one passes
+					 * them all (policy_judge()) */
 	struct pidx *idx[2];		/* their classifiers */
 };
 

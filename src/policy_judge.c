@@ -453,6 +453,14 @@ static bool decide(struct policy *p, const struct crule *r,
  * The rules of a names policy are mostly such, and most packets carry no
  * name: they are passed over here without calling decide().
  */
+/* Has PKT no name of any protocol (every name field ABSENT)? Then the
+ * rules that first match a name cannot match, the first ones of a hook
+ * (chook.lead_names) passed over at once. */
+static inline bool no_names(const struct pkt *pkt)
+{
+	return pkt->names && pkt->names->state == PKT_ABSENT;
+}
+
 static inline bool first_name_absent(const struct crule *r,
 				     const struct pkt *pkt)
 {
@@ -502,8 +510,9 @@ void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
 			if (!first_name_absent(h->fam[f][i], pkt) &&
 			    decide(p, h->fam[f][i], pkt, skip, c, d))
 				return;
-	} else {
-		for (unsigned i = 0; f >= 0 && i < h->n_fam[f]; i++)
+	} else if (f >= 0) {
+		for (unsigned i = no_names(pkt) ? h->lead_names[f] : 0;
+		     i < h->n_fam[f]; i++)
 			if (!first_name_absent(h->fam[f][i], pkt) &&
 			    decide(p, h->fam[f][i], pkt, PIDX_NO_SKIP, c,
 				   d))

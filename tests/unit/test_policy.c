@@ -1257,6 +1257,71 @@ static void test_names(void **state)
 	conf_free(c);
 }
 
+/*
+ * Rules that first match a name, at the head of a hook: a packet with no
+ * name passes them all at once (chook.lead_names), as it passes each;
+ * one with a name, or whose names are unknown, meets them one by one.
+ */
+static void test_names_leading(void **state)
+{
+	static const char text[] =
+		"set blk { type domain; elements = { \".blocked.test\" }; }\n"
+		"hook input {\n"
+		"  tls sni @blk drop;\n"
+		"  http host != \"allowed.test\" mark set 0x5 accept;\n"
+		"  tcp dport 443 drop;\n"
+		"  tls sni \"late.test\" accept;\n"
+		"}\n";
+	struct conf *c = NULL;
+	struct pkt_names n;
+	struct pkt k;
+	struct policy *p;
+
+	(void)state;
+	assert_int_equal(conf_load_buffer("t.conf", text, strlen(text), &c,
+					  NULL), 0);
+	p = build(c, 1);
+	for (int e = 0; e < 2; e++) {
+		policy_set_eval(p, e ? POLICY_EVAL_INDEX : POLICY_EVAL_LINEAR);
+		k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_TCP, 443, 5, 20, 0, 0);
+		k.names = &n;
+		memset(&n, 0, sizeof(n));
+		/* No name: past both name rules to the port's. */
+		n.state = PKT_ABSENT;
+		assert_decided(judged(p, &k), NF_DROP);
+		assert_false(judged(p, &k).set_mark);
+		k.dport = 444;
+		assert_decided(judged(p, &k), NF_ACCEPT);
+		k.dport = 443;
+		/* Unknown names: the first name rule decides. */
+		k.names = NULL;
+		assert_incomplete(judged(p, &k), NF_DROP);
+		k.names = &n;
+		n.state = PKT_INCOMPLETE;
+		assert_incomplete(judged(p, &k), NF_DROP);
+		/* An HTTP host: the second rule marks and accepts. */
+		n.state = PKT_PRESENT;
+		n.proto = NP_HTTP;
+		strcpy(n.n.name, "other.test");
+		n.n.len = 10;
+		assert_true(judged(p, &k).set_mark);
+		/* A TLS name: listed, dropped; else on past the HTTP rule. */
+		n.proto = NP_TLS;
+		strcpy(n.n.name, "a.blocked.test");
+		n.n.len = 14;
+		assert_decided(judged(p, &k), NF_DROP);
+		assert_true(judged(p, &k).names);
+		strcpy(n.n.name, "late.test");
+		n.n.len = 9;
+		assert_false(judged(p, &k).names);	/* the port's drop */
+		k.dport = 444;
+		assert_decided(judged(p, &k), NF_ACCEPT);
+		assert_true(judged(p, &k).names);	/* "late.test" */
+	}
+	policy_free(p);
+	conf_free(c);
+}
+
 /* The headline bypasses, and "tcp dport 23 drop" / "udp dport 7 drop". */
 static struct conf *headline_conf(void)
 {
@@ -1934,6 +1999,7 @@ int main(void)
 		cmocka_unit_test(test_long_ext_chains),
 		cmocka_unit_test(test_transport_out_of_reach),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_names_leading),
 		cmocka_unit_test(test_ah_and_fragments6),
 		cmocka_unit_test(test_unknown_rule_logic),
 		cmocka_unit_test(test_unknown_meta),
