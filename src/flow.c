@@ -398,9 +398,9 @@ static ptrdiff_t scan(const struct flowtab *t, size_t b, const struct pkt *p,
  * slot flow_ahead_line() found it in + 1, or 0 (the flows judged since
  * may have moved it: the slot is checked, and the bucket scanned if it
  * is not there). */
-static struct flow *lookup(struct flowtab *t, const struct pkt *p,
-			   bool from_client, uint64_t h, uint64_t now,
-			   uint32_t hint)
+static inline __attribute__((always_inline)) struct flow *
+lookup(struct flowtab *t, const struct pkt *p, bool from_client, uint64_t h,
+       uint64_t now, uint32_t hint)
 {
 	ptrdiff_t s = (ptrdiff_t)hint - 1;
 	struct flow *f;

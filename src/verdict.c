@@ -124,8 +124,8 @@ static struct verdict_rec *append(struct verdict_batch *b)
 }
 
 /* A record of KIND for ID (a packet's, or a gap's bound) with *D. */
-static void put_rec(struct verdict_batch *b, uint8_t kind, uint32_t id,
-		    const struct decision *d)
+static inline void put_rec(struct verdict_batch *b, uint8_t kind,
+			   uint32_t id, const struct decision *d)
 {
 	struct verdict_rec *r = append(b);
 
