@@ -230,7 +230,8 @@ enum pkt_parse_result pkt_parse_msg(const struct nlmsghdr *nlh, size_t len,
 		p->payload = attr_data(attr.at[AT_PAYLOAD]);
 		p->payload_len = attr.at[AT_PAYLOAD]->nla_len - NLA_HDRLEN;
 	}
-	p->orig_len = attr.at[AT_CAP_LEN] ? attr_u32(attr.at[AT_CAP_LEN]) : p->payload_len;
+	p->orig_len = attr.at[AT_CAP_LEN] ? attr_u32(attr.at[AT_CAP_LEN]) :
+					    p->payload_len;
 	pkt_parse_headers(p);
 	return PKT_OK;
 }

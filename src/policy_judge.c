@@ -447,12 +447,6 @@ static bool decide(struct policy *p, const struct crule *r,
 	return true;
 }
 
-/*
- * Would rule_matches() find R false at its first match, a name's that
- * the packet has none of (ABSENT, or its names are another protocol's)?
- * The rules of a names policy are mostly such, and most packets carry no
- * name: they are passed over here without calling decide().
- */
 /* Has PKT no name of any protocol (every name field ABSENT)? Then the
  * rules that first match a name cannot match, the first ones of a hook
  * (chook.lead_names) passed over at once. */
@@ -461,6 +455,12 @@ static inline bool no_names(const struct pkt *pkt)
 	return pkt->names && pkt->names->state == PKT_ABSENT;
 }
 
+/*
+ * Would rule_matches() find R false at its first match, a name's that
+ * the packet has none of (ABSENT, or its names are another protocol's)?
+ * The rules of a names policy are mostly such, and most packets carry no
+ * name: they are passed over here without calling decide().
+ */
 static inline bool first_name_absent(const struct crule *r,
 				     const struct pkt *pkt)
 {
