@@ -92,7 +92,8 @@ static void parse_meta(const struct msg_attrs *attr, uint32_t cfg_flags,
 }
 
 /*
- * The length each attribute type must have, 0 for any: the rules of
+ * Per attribute type, where struct msg_attrs keeps it (AT_NONE: not read)
+ * and the length it must have, 0 for any: the rules of
  * libnetfilter_queue's nfq_nlmsg_parse() (1.0.5, whose NFQA_MAX is
  * NFQA_SECCTX, which it checks as a u32), so that a message is good or bad
  * here exactly when it is there; tests/unit/test_pktmsg.c compares the two
