@@ -14,7 +14,8 @@ mk() {
 		|| { cat "$TMP/make.log" >&2; fail "make $*"; }
 }
 mk install
-for f in README.md reliability.md architecture.md control-protocol.md stats-file.md; do
+for f in README.md reliability.md architecture.md control-protocol.md \
+	performance.md stats-file.md; do
 	[ -f "$D$NFQD_DOCDIR/$f" ] || fail "make install did not install $NFQD_DOCDIR/$f"
 done
 [ -f "$D$NFQD_UNITDIR/nfqd-rules.service" ] || fail "no nfqd-rules.service installed"
