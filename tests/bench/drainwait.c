@@ -3,7 +3,7 @@
  * drainwait.c - nfqd-drainwait, the drain benchmark's stopwatch.
  *
  *   nfqd-drainwait -q Q[,Q...] -n COUNT -t TABLE -c COUNTER [-p PID,...]
- *                  [-i POLL_US] [-T TIMEOUT_S]
+ *                  [-i POLL_US] [-T TIMEOUT_S] [-I SLICE_US]
  *
  * Run in the consumer's network namespace after the queues were filled
  * while the consumer was stopped. Reads the baseline of the nftables named
@@ -19,9 +19,18 @@
  *   polls
  * drain_ns is from SIGCONT until the sink counted COUNT packets,
  * queue_empty_ns until every queue_total was 0 (the last verdict).
+ *
+ * -I SLICE_US interleaves the drains of several consumers, one PID a
+ * queue (the Nth of -p drains the Nth of -q): they are continued one at a
+ * time, round-robin, for SLICE_US each, the others stopped, until every
+ * queue is empty; then all are continued. A consumer's CPU time (read by
+ * the caller around the drain) is then taken within milliseconds of the
+ * others', so that the machine's swings of speed, which last longer,
+ * fall on all of them alike. The line then ends with slices=N.
  * Exit status: 0 done, 1 timeout or error, 2 usage.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +55,7 @@
 #define DW_PROC		"/proc/net/netfilter/nfnetlink_queue"
 
 struct dw_queue_state {
+	uint64_t each[DW_MAX_QUEUES];	/* queue_total of each -q queue */
 	uint64_t total;
 	uint64_t qdrop;
 	uint64_t udrop;
@@ -71,10 +81,12 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: nfqd-drainwait -q Q[,Q...] -n COUNT -t TABLE -c COUNTER\n"
-		"                      [-p PID,...] [-i POLL_US] [-T TIMEOUT_S]\n");
+		"                      [-p PID,...] [-i POLL_US] [-T TIMEOUT_S]\n"
+		"                      [-I SLICE_US]\n");
 }
 
-/* Sum the listed queues' lines of the kernel's proc file. */
+/* Sum the listed queues' lines of the kernel's proc file; each one's
+ * queue_total, in -q's order, in st->each. */
 static int read_queues(struct dw_queue_state *st)
 {
 	char buf[16384];
@@ -100,6 +112,7 @@ static int read_queues(struct dw_queue_state *st)
 		for (i = 0; i < nqueues; i++) {
 			if (queues[i] != qn)
 				continue;
+			st->each[i] = total;
 			st->total += total;
 			st->qdrop += qdrop;
 			st->udrop += udrop;
@@ -107,6 +120,102 @@ static int read_queues(struct dw_queue_state *st)
 		}
 	}
 	return 0;
+}
+
+static void sleep_us(unsigned long long us)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(us / 1000000),
+		.tv_nsec = (long)(us % 1000000) * 1000,
+	};
+
+	nanosleep(&ts, NULL);
+}
+
+/* Is every thread of PID stopped (state T or t)? */
+static bool all_stopped(pid_t pid)
+{
+	char path[320], buf[512];
+	struct dirent *e;
+	bool all = true;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return true;	/* gone: nothing runs */
+	while (all && (e = readdir(d))) {
+		ssize_t n;
+		char *st;
+		int fd;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat",
+			 (int)pid, e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;	/* the thread ended */
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		st = strrchr(buf, ')');
+		all = !st || st[1] != ' ' || st[2] == 'T' || st[2] == 't';
+	}
+	closedir(d);
+	return all;
+}
+
+/* Stop PID and wait until it is (2 s at most). */
+static int stop_wait(pid_t pid)
+{
+	if (kill(pid, SIGSTOP) < 0)
+		return -1;
+	for (int i = 0; i < 40000; i++) {
+		if (all_stopped(pid))
+			return 0;
+		sleep_us(50);
+	}
+	errno = ETIMEDOUT;
+	return -1;
+}
+
+/* The -I drain: every queue emptied by its own PID, one at a time,
+ * SLICE_US each; the slices given, or -1. */
+static long interleave(unsigned long long slice_us, uint64_t deadline)
+{
+	long slices = 0;
+	bool left = true;
+
+	while (left) {
+		struct dw_queue_state st;
+
+		left = false;
+		if (read_queues(&st) < 0)
+			return -1;
+		if (st.found != nqueues) {
+			errno = ENOENT;	/* a queue was unbound */
+			return -1;
+		}
+		for (unsigned int i = 0; i < nqueues; i++) {
+			if (st.each[i] == 0)
+				continue;
+			left = true;
+			if (kill(pids[i], SIGCONT) < 0)
+				return -1;
+			sleep_us(slice_us);
+			if (stop_wait(pids[i]) < 0)
+				return -1;
+			slices++;
+		}
+		if (now_ns() > deadline) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+	}
+	return slices;
 }
 
 static int counter_cb(const struct nlmsghdr *nlh, void *data)
@@ -196,6 +305,8 @@ int main(int argc, char **argv)
 {
 	const char *table = NULL, *cname = NULL;
 	unsigned long long count = 0, poll_us = 500, timeout_s = 60;
+	unsigned long long slice_us = 0;
+	long slices = 0;
 	struct dw_queue_state pre, st;
 	uint64_t base, sink = 0, t0, t_empty = 0, t_end = 0, deadline;
 	unsigned long polls = 0;
@@ -205,7 +316,7 @@ int main(int argc, char **argv)
 	bool have_n = false;
 	int c;
 
-	while ((c = getopt(argc, argv, "q:n:t:c:p:i:T:h")) != -1) {
+	while ((c = getopt(argc, argv, "q:n:t:c:p:i:T:I:h")) != -1) {
 		switch (c) {
 		case 'q':
 			if (parse_queues(optarg))
@@ -231,6 +342,11 @@ int main(int argc, char **argv)
 		case 'T':
 			timeout_s = strtoull(optarg, NULL, 10);
 			break;
+		case 'I':
+			slice_us = strtoull(optarg, NULL, 10);
+			if (!slice_us)
+				goto bad;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -240,6 +356,10 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc || !nqueues || !have_n || !table || !cname)
 		goto bad;
+	if (slice_us && npids != nqueues) {
+		fprintf(stderr, "nfqd-drainwait: -I needs one PID a queue\n");
+		goto bad;
+	}
 
 	nl = mnl_socket_open(NETLINK_NETFILTER);
 	if (!nl || mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
@@ -265,10 +385,17 @@ int main(int argc, char **argv)
 	 * queue per CPU every poll would otherwise preempt a worker. When
 	 * the drain ends the CPUs go idle and the poll runs at once.
 	 */
-	if (sched_setscheduler(0, SCHED_IDLE, &idle) < 0)
+	if (!slice_us && sched_setscheduler(0, SCHED_IDLE, &idle) < 0)
 		perror("nfqd-drainwait: SCHED_IDLE (polling at normal priority)");
 	t0 = now_ns();
 	deadline = t0 + timeout_s * 1000000000ULL;
+	/* Interleaved, a slice must end on time: normal priority. */
+	if (slice_us && (slices = interleave(slice_us, deadline)) < 0) {
+		perror("nfqd-drainwait: interleaved drain");
+		for (i = 0; i < npids; i++)
+			kill(pids[i], SIGCONT);
+		return 1;
+	}
 	for (i = 0; i < npids; i++) {
 		if (kill(pids[i], SIGCONT) < 0) {
 			perror("nfqd-drainwait: SIGCONT");
@@ -306,13 +433,16 @@ int main(int argc, char **argv)
 		read_counter(table, cname, &sink);
 	printf("drain_ns=%llu queue_empty_ns=%llu sink=%llu pre_total=%llu "
 	       "pre_qdrop=%llu pre_udrop=%llu qdrop=%llu udrop=%llu "
-	       "polls=%lu\n",
+	       "polls=%lu",
 	       t_end ? (unsigned long long)(t_end - t0) : 0ULL,
 	       t_empty ? (unsigned long long)(t_empty - t0) : 0ULL,
 	       (unsigned long long)(sink - base),
 	       (unsigned long long)pre.total, (unsigned long long)pre.qdrop,
 	       (unsigned long long)pre.udrop, (unsigned long long)st.qdrop,
 	       (unsigned long long)st.udrop, polls);
+	if (slice_us)
+		printf(" slices=%ld", slices);
+	putchar('\n');
 	mnl_socket_close(nl);
 	if (!t_end) {
 		fprintf(stderr, "nfqd-drainwait: timeout after %llu s\n",
