@@ -311,7 +311,6 @@ int main(int argc, char **argv)
 	uint64_t base, sink = 0, t0, t_empty = 0, t_end = 0, deadline;
 	unsigned long polls = 0;
 	struct sched_param idle = { .sched_priority = 0 };
-	struct timespec pause;
 	unsigned int i;
 	bool have_n = false;
 	int c;
@@ -377,8 +376,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	pause.tv_sec = (time_t)(poll_us / 1000000);
-	pause.tv_nsec = (long)(poll_us % 1000000) * 1000;
 	/*
 	 * Poll at SCHED_IDLE: the stopwatch must not take CPU time from the
 	 * consumer it times. With one queue a CPU is free anyway; with one
@@ -406,7 +403,7 @@ int main(int argc, char **argv)
 		uint64_t t;
 
 		if (poll_us)
-			nanosleep(&pause, NULL);
+			sleep_us(poll_us);
 		polls++;
 		t = now_ns();
 		if (!t_empty) {
