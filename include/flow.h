@@ -38,6 +38,10 @@ struct flow_counters {
  * to the N_DNS (1..FLOW_DNS_PORTS_MAX) ports DNS_PORTS are DNS queries. */
 struct flowtab *flowtab_new(size_t size, unsigned timeout_s,
 			    const uint16_t *dns_ports, unsigned n_dns);
+/* The key hash's seed of an empty table T (flowtab_new() draws one at
+ * random): tests/fuzz/fuzz_flow.c gives two tables the same, so that
+ * they put the same flows in the same buckets. */
+void flowtab_set_seed(struct flowtab *t, uint64_t seed);
 /* Other DNS ports (a reload): the flows stay. */
 void flowtab_set_dns_ports(struct flowtab *t, const uint16_t *dns_ports,
 			   unsigned n_dns);

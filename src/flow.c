@@ -73,6 +73,11 @@ void flowtab_set_dns_ports(struct flowtab *t, const uint16_t *dns_ports,
 	t->n_dns = n_dns;
 }
 
+void flowtab_set_seed(struct flowtab *t, uint64_t seed)
+{
+	t->seed = seed;
+}
+
 /* Flows the table holds. */
 static size_t slots(const struct flowtab *t)
 {

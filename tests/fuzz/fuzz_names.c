@@ -11,20 +11,10 @@
 #include <string.h>
 
 #include "names.h"
+#include "name_check.h"
 
 typedef enum name_result (*parse_fn)(const uint8_t *, size_t,
 				     struct name_out *);
-
-static void check_name(const struct name_out *o)
-{
-	size_t i;
-
-	assert(o->len <= NAME_MAX_LEN && strlen(o->name) == o->len);
-	for (i = 0; i < o->len; i++)
-		assert(o->name[i] > 0x20 && o->name[i] < 0x7f &&
-		       !(o->name[i] >= 'A' && o->name[i] <= 'Z'));
-	assert(!o->len || (o->name[0] != '.' && o->name[o->len - 1] != '.'));
-}
 
 static void stream_parser(parse_fn fn, const uint8_t *d, size_t n,
 			  size_t cut)
