@@ -21,6 +21,10 @@
 #define FLOW_GATHER 8192	/* client bytes gathered for a name at most */
 #define FLOW_PENDING_MAX 4096	/* flows gathering at once (buffers) */
 #define FLOW_DNS_PORTS_MAX 16	/* ports whose packets are DNS queries */
+/* How many packets before its flow_names() a packet's flow_ahead_line()
+ * is called (src/queue.c, flows_ahead(); tests/fuzz/fuzz_flow.c judges
+ * the same way). */
+#define FLOW_AHEAD 2
 
 struct flowtab;
 

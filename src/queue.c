@@ -763,7 +763,6 @@ static void names_ahead(struct queue *q, const struct policy *pol, int from,
  * Not earlier: the line a new flow takes depends on the flows made by the
  * packets judged before it.
  */
-#define FLOW_AHEAD 2
 #define AHEAD_CHUNK 64
 static void flows_ahead(struct queue *q, int i, int from, int to)
 {

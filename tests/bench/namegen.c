@@ -46,6 +46,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../common/namewire.h"
+
 #define NG_BATCH 64
 #define NG_PKT 2048
 #define NG_SPLIT_AT 1400	/* bytes of a split ClientHello's first segment */
@@ -130,16 +132,10 @@ static uint32_t csum_add(uint32_t s, const uint8_t *p, size_t len)
 	return s;
 }
 
-static void put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
 static void put32(uint8_t *p, uint32_t v)
 {
-	put16(p, v >> 16);
-	put16(p + 2, v);
+	wire_put16(p, v >> 16);
+	wire_put16(p + 2, v);
 }
 
 struct pkt {
@@ -157,57 +153,30 @@ static void finish_ip(struct pkt *p, uint8_t proto, size_t l4len)
 
 	ip[0] = 0x45;
 	ip[1] = 0;
-	put16(ip + 2, (uint32_t)(20 + l4len));
-	put16(ip + 4, 0);
-	put16(ip + 6, 0x4000);	/* DF */
+	wire_put16(ip + 2, (uint32_t)(20 + l4len));
+	wire_put16(ip + 4, 0);
+	wire_put16(ip + 6, 0x4000);	/* DF */
 	ip[8] = 64;
 	ip[9] = proto;
-	put16(ip + 10, 0);
+	wire_put16(ip + 10, 0);
 	memcpy(ip + 12, &src_addr, 4);
 	memcpy(ip + 16, &dst_addr, 4);
-	put16(ip + 10, csum_fold(csum_add(0, ip, 20)));
+	wire_put16(ip + 10, csum_fold(csum_add(0, ip, 20)));
 	s = csum_add(0, ip + 12, 8) + proto + (uint32_t)l4len;
 	if (proto == IPPROTO_UDP) {
-		put16(l4 + 6, 0);
-		put16(l4 + 6, csum_fold(csum_add(s, l4, l4len)));
+		wire_put16(l4 + 6, 0);
+		wire_put16(l4 + 6, csum_fold(csum_add(s, l4, l4len)));
 	} else {
-		put16(l4 + 16, 0);
-		put16(l4 + 16, csum_fold(csum_add(s, l4, l4len)));
+		wire_put16(l4 + 16, 0);
+		wire_put16(l4 + 16, csum_fold(csum_add(s, l4, l4len)));
 	}
 	p->len = 20 + l4len;
-}
-
-/* Wire-form NAME at P; its length. */
-static size_t wire_name(uint8_t *p, const char *name)
-{
-	size_t at = 0;
-
-	while (*name) {
-		const char *dot = strchr(name, '.');
-		size_t l = dot ? (size_t)(dot - name) : strlen(name);
-
-		p[at++] = (uint8_t)l;
-		memcpy(p + at, name, l);
-		at += l;
-		name += l + (dot ? 1 : 0);
-	}
-	p[at++] = 0;
-	return at;
 }
 
 /* Query I's DNS message for NAME into D; its length. */
 static size_t dns_message(uint8_t *d, uint32_t i, const char *name)
 {
-	size_t n;
-
-	memset(d, 0, 12);
-	put16(d, i & 0xffff);
-	d[2] = 0x01;		/* RD */
-	put16(d + 4, 1);	/* QDCOUNT */
-	n = 12 + wire_name(d + 12, name);
-	put16(d + n, i % 2 ? 28 : 1);	/* AAAA, A */
-	put16(d + n + 2, 1);	/* IN */
-	return n + 4;
+	return wire_dns_query(d, (uint16_t)i, name, i % 2 ? 28 : 1);
 }
 
 static void dns_query(struct pkt *p, uint32_t i, const char *name)
@@ -215,95 +184,11 @@ static void dns_query(struct pkt *p, uint32_t i, const char *name)
 	uint8_t *u = p->b + 20;
 	size_t n;
 
-	put16(u, 1024 + i % 60000);
-	put16(u + 2, 53);
+	wire_put16(u, 1024 + i % 60000);
+	wire_put16(u + 2, 53);
 	n = dns_message(u + 8, i, name);
-	put16(u + 4, (uint32_t)(8 + n));
+	wire_put16(u + 4, (uint32_t)(8 + n));
 	finish_ip(p, IPPROTO_UDP, 8 + n);
-}
-
-/* A ClientHello record for NAME into OUT; BIG: a browser-sized one with
- * a post-quantum key share before the server_name. Its length. */
-static size_t client_hello(uint8_t *out, const char *name, uint32_t flow,
-			   bool big)
-{
-	static const uint16_t suites[] = { 0x1301, 0x1302, 0x1303, 0xc02b,
-		0xc02f, 0xc02c, 0xc030, 0xcca9, 0xcca8, 0xc013, 0xc014, 0x009c,
-		0x009d, 0x002f, 0x0035 };
-	uint8_t *h = out + 5, *x;
-	size_t at = 4, nl = strlen(name), ks;
-
-	put16(h + at, 0x0303);
-	at += 2;
-	for (int i = 0; i < 32; i++)
-		h[at++] = (uint8_t)(flow * 31 + (uint32_t)i * 7);
-	h[at++] = 32;		/* legacy_session_id */
-	for (int i = 0; i < 32; i++)
-		h[at++] = (uint8_t)(flow * 17 + (uint32_t)i);
-	put16(h + at, sizeof(suites));
-	at += 2;
-	for (size_t i = 0; i < sizeof(suites) / 2; i++, at += 2)
-		put16(h + at, suites[i]);
-	h[at++] = 1;
-	h[at++] = 0;
-	x = h + at + 2;		/* extensions */
-	size_t e = 0;
-	/* key_share: X25519MLKEM768 (1216 bytes) + X25519, or X25519 */
-	ks = big ? 4 + 1216 + 4 + 32 : 4 + 32;
-	put16(x + e, 0x0033);
-	put16(x + e + 2, (uint32_t)(2 + ks));
-	put16(x + e + 4, (uint32_t)ks);
-	e += 6;
-	if (big) {
-		put16(x + e, 0x11ec);
-		put16(x + e + 2, 1216);
-		memset(x + e + 4, 0x5a, 1216);
-		e += 4 + 1216;
-	}
-	put16(x + e, 0x001d);
-	put16(x + e + 2, 32);
-	memset(x + e + 4, 0xa5, 32);
-	e += 4 + 32;
-	/* server_name */
-	put16(x + e, 0x0000);
-	put16(x + e + 2, (uint32_t)(nl + 5));
-	put16(x + e + 4, (uint32_t)(nl + 3));
-	x[e + 6] = 0;
-	put16(x + e + 7, (uint32_t)nl);
-	memcpy(x + e + 9, name, nl);
-	e += 9 + nl;
-	/* supported_versions, supported_groups, signature_algorithms, ALPN */
-	static const uint8_t rest[] = {
-		0x00, 0x2b, 0x00, 0x05, 0x04, 0x03, 0x04, 0x03, 0x03,
-		0x00, 0x0a, 0x00, 0x08, 0x00, 0x06, 0x11, 0xec, 0x00, 0x1d,
-		0x00, 0x17,
-		0x00, 0x0d, 0x00, 0x0a, 0x00, 0x08, 0x04, 0x03, 0x08, 0x04,
-		0x04, 0x01, 0x05, 0x03,
-		0x00, 0x10, 0x00, 0x0e, 0x00, 0x0c, 0x02, 0x68, 0x32, 0x08,
-		0x68, 0x74, 0x74, 0x70, 0x2f, 0x31, 0x2e, 0x31,
-		0x00, 0x2d, 0x00, 0x02, 0x01, 0x01,
-	};
-	memcpy(x + e, rest, sizeof(rest));
-	e += sizeof(rest);
-	/* padding (RFC 7685) up to a 512-byte ClientHello, as OpenSSL does */
-	size_t body = at + 2 + e;
-	if (!big && body < 508) {
-		size_t pad = 508 - body - 4;
-
-		put16(x + e, 0x0015);
-		put16(x + e + 2, (uint32_t)pad);
-		memset(x + e + 4, 0, pad);
-		e += 4 + pad;
-	}
-	put16(h + at, (uint32_t)e);
-	at += 2 + e;
-	h[0] = 1;		/* ClientHello */
-	h[1] = 0;
-	put16(h + 2, (uint32_t)(at - 4));
-	out[0] = 0x16;
-	put16(out + 1, 0x0301);
-	put16(out + 3, (uint32_t)at);
-	return 5 + at;
 }
 
 static void tcp_seg(struct pkt *p, uint16_t sport, uint16_t dport,
@@ -312,14 +197,14 @@ static void tcp_seg(struct pkt *p, uint16_t sport, uint16_t dport,
 {
 	uint8_t *t = p->b + 20;
 
-	put16(t, sport);
-	put16(t + 2, dport);
+	wire_put16(t, sport);
+	wire_put16(t + 2, dport);
 	put32(t + 4, seq);
 	put32(t + 8, flags & 0x02 ? 0 : 0x10000001u);
 	t[12] = 5 << 4;
 	t[13] = flags;
-	put16(t + 14, 64240);
-	put16(t + 18, 0);
+	wire_put16(t + 14, 64240);
+	wire_put16(t + 18, 0);
 	if (len)
 		memcpy(t + 20, data, len);
 	finish_ip(p, IPPROTO_TCP, 20 + len);
@@ -468,7 +353,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		bool big = split && i % split == 0;
-		size_t hl = client_hello(hello, name, i, big);
+		size_t hl = wire_client_hello(hello, name, i, big);
 		size_t cut = big ? NG_SPLIT_AT : hl;
 
 		if (!left)

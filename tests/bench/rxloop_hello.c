@@ -15,7 +15,7 @@ size_t rxloop_hello(uint8_t *out, uint32_t flow)
 	char name[256];
 
 	query_name(flow, 1000000, 10, name, sizeof(name));
-	return client_hello(out, name, flow, flow % 4 == 0);
+	return wire_client_hello(out, name, flow, flow % 4 == 0);
 }
 
 /* Query I's DNS message (UDP payload) as nfqd-namegen -m dns -H 10 sends

@@ -5,7 +5,7 @@
  * flows (SYNs, segments of a ClientHello, an HTTP request or a DNS query
  * at any offset, other bytes, copies cut short, reversed directions,
  * idle times), judged twice: by one table as the queue judges a batch
- * (flow_ahead() on all of it first, flow_ahead_line() two packets ahead,
+ * (flow_ahead() on all of it first, flow_ahead_line() FLOW_AHEAD ahead,
  * its slot hints going stale as the packets before change the table),
  * and by another packet by packet without the look-ahead. Up to the
  * first eviction of a live flow (the same packet's in both; after it the
@@ -27,6 +27,7 @@
 #include "names.h"
 #include "name_check.h"
 #include "pkt.h"
+#include "../common/namewire.h"
 
 #define FLOWS 8		/* flows of the input: endpoints below */
 #define BATCH_MAX 16	/* packets of a receive batch */
@@ -51,69 +52,30 @@ static bool more(const struct input *in)
 
 /* The client streams of the flows: flow K sends stream K % 4 to its
  * server port (a ClientHello and an HTTP request to 443 and 80, a DNS
- * query over TCP to 53, and a ClientHello of 1,800 bytes that needs
- * two segments). */
+ * query over TCP to 53, and a browser's ClientHello of 1,450 bytes
+ * whose server_name follows a post-quantum key share: tests/common/
+ * namewire.h). */
 #define STREAMS 4
 static uint8_t stream[STREAMS][DATA_MAX];
 static size_t stream_len[STREAMS];
 static const uint16_t stream_port[STREAMS] = { 443, 80, 53, 443 };
 
-static void put16(uint8_t *b, size_t v)
-{
-	b[0] = (uint8_t)(v >> 8);
-	b[1] = (uint8_t)v;
-}
-
-/* A TLS record of a ClientHello for NAME, padded by PAD bytes of an
- * extension before the server_name. */
-static size_t client_hello(uint8_t *b, const char *name, size_t pad)
-{
-	size_t nl = strlen(name), at = 0, ext, hs;
-
-	memcpy(b, "\x16\x03\x01\0\0\x01\0\0\0\x03\x03", 11);
-	at = 11 + 32;			/* random: zeros */
-	memset(b + 11, 0, 32);
-	b[at++] = 0;			/* no session id */
-	memcpy(b + at, "\0\x02\x13\x01\x01\0", 6);	/* a suite, null */
-	at += 6;
-	ext = at;
-	at += 2;
-	put16(b + at, 0x0015);		/* padding */
-	put16(b + at + 2, pad);
-	memset(b + at + 4, 0, pad);
-	at += 4 + pad;
-	put16(b + at, 0x0000);		/* server_name */
-	put16(b + at + 2, nl + 5);
-	put16(b + at + 4, nl + 3);
-	b[at + 6] = 0;
-	put16(b + at + 7, nl);
-	memcpy(b + at + 9, name, nl);
-	at += 9 + nl;
-	put16(b + ext, at - ext - 2);
-	hs = at - 9;
-	b[6] = (uint8_t)(hs >> 16);
-	put16(b + 7, hs);
-	put16(b + 3, at - 5);
-	return at;
-}
-
 static void make_streams(void)
 {
-	static const uint8_t dns[] =
-		"\0\x22\x12\x34\x01\0\0\x01\0\0\0\0\0\0"
-		"\x04mail\x07" "Example\x03org\0\0\x01\0\x01";
 	static const char http[] =
 		"GET / HTTP/1.1\r\nUser-Agent: x\r\nHost: WWW.Example.NET.\r\n"
 		"\r\n";
 
 	if (stream_len[0])
 		return;
-	stream_len[0] = client_hello(stream[0], "example.com", 0);
+	stream_len[0] = wire_client_hello(stream[0], "example.com", 0, false);
 	stream_len[1] = sizeof(http) - 1;
 	memcpy(stream[1], http, stream_len[1]);
-	stream_len[2] = sizeof(dns) - 1;
-	memcpy(stream[2], dns, stream_len[2]);
-	stream_len[3] = client_hello(stream[3], "b.example.com", 1700);
+	/* over TCP: the query after its length */
+	stream_len[2] = 2 + wire_dns_query(stream[2] + 2, 0x1234,
+					   "mail.Example.org", 1);
+	wire_put16(stream[2], stream_len[2] - 2);
+	stream_len[3] = wire_client_hello(stream[3], "b.example.com", 3, true);
 }
 
 /* One packet of the input, as a queue receives it. */
@@ -160,21 +122,21 @@ static size_t put_headers(struct fpkt *f, uint8_t proto, size_t len,
 	memset(b, 0, ih + th);
 	if (v6) {
 		b[0] = 0x60;
-		put16(b + 4, th + len);
+		wire_put16(b + 4, th + len);
 		b[6] = proto;
 		b[7] = 64;
 		put_addrs(b + 8, f->flow, true, f->reverse);
 	} else {
 		b[0] = 0x45;
-		put16(b + 2, ih + th + len);
+		wire_put16(b + 2, ih + th + len);
 		b[8] = 64;
 		b[9] = proto;
 		put_addrs(b + 12, f->flow, false, f->reverse);
 	}
-	put16(t, f->reverse ? sport : cport);
-	put16(t + 2, f->reverse ? cport : sport);
+	wire_put16(t, f->reverse ? sport : cport);
+	wire_put16(t + 2, f->reverse ? cport : sport);
 	if (proto == IPPROTO_UDP)
-		put16(t + 4, th + len);
+		wire_put16(t + 4, th + len);
 	else
 		t[12] = 0x50;
 	return ih + th;
@@ -239,8 +201,8 @@ static void read_packet(struct input *in, struct fpkt *f)
 		len = fl & TCPF_SYN ? 0 : payload(in, k, how, off,
 						  f->buf + 60);
 		hl = put_headers(f, IPPROTO_TCP, len, cport, sport);
-		put16(f->buf + hl - 16, seq >> 16);
-		put16(f->buf + hl - 14, seq);
+		wire_put16(f->buf + hl - 16, seq >> 16);
+		wire_put16(f->buf + hl - 14, seq);
 		f->buf[hl - 7] = fl;
 		f->syn = (fl & (TCPF_SYN | TCPF_ACK)) == TCPF_SYN;
 	}
@@ -310,7 +272,8 @@ static void same_counts(const struct flow_counters *a,
 
 /* Batch B (N packets) through T the queue's way: every packet's
  * flow_ahead() first, then each judged after flow_ahead_line() of the
- * packet two ahead (src/queue.c, names_ahead() and flows_ahead()). */
+ * packet FLOW_AHEAD ahead (src/queue.c, names_ahead() and
+ * flows_ahead()). */
 static void judge_ahead(struct flowtab *t, size_t slots, struct fpkt *b,
 			int n, uint64_t now, struct answer *out)
 {
@@ -321,7 +284,8 @@ static void judge_ahead(struct flowtab *t, size_t slots, struct fpkt *b,
 	for (int i = 0; i < n; i++) {
 		void *fl;
 
-		for (int k = i == 0 ? 0 : i + 2; k <= i + 2 && k < n; k++)
+		for (int k = i == 0 ? 0 : i + FLOW_AHEAD;
+		     k <= i + FLOW_AHEAD && k < n; k++)
 			flow_ahead_line(t, &b[k].p, &fa[k],
 					k ? &fa[k - 1] : NULL, now);
 		fl = flow_names(t, &b[i].p, now, &fa[i], &out[i].n,

@@ -16,35 +16,14 @@
 
 #include "names.h"
 #include "quic_build.h"
+#include "../common/namewire.h"
 
 /* ---- DNS ---- */
 
 /* A query for NAME (presentation form) of TYPE into BUF; its length. */
 static size_t dns_query(uint8_t *buf, const char *name, uint16_t type)
 {
-	size_t n = 12;
-	const char *l = name;
-
-	memset(buf, 0, 12);
-	buf[0] = 0x12;
-	buf[1] = 0x34;
-	buf[2] = 0x01;		/* RD */
-	buf[5] = 1;		/* QDCOUNT */
-	while (*l) {
-		const char *dot = strchr(l, '.');
-		size_t ll = dot ? (size_t)(dot - l) : strlen(l);
-
-		buf[n++] = (uint8_t)ll;
-		memcpy(buf + n, l, ll);
-		n += ll;
-		l += ll + (dot ? 1 : 0);
-	}
-	buf[n++] = 0;
-	buf[n++] = (uint8_t)(type >> 8);
-	buf[n++] = (uint8_t)type;
-	buf[n++] = 0;
-	buf[n++] = 1;
-	return n;
+	return wire_dns_query(buf, 0x1234, name, type);
 }
 
 static void test_dns_udp(void **state)
