@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # nfqd end to end, as root, in two network namespaces of its own:
 # installs what is missing, builds, puts iptables NFQUEUE rules in front of
-# a host, runs nfqd with a small policy, sends traffic, shows the stats,
-# the policy's decisions and a few seconds of "nfqd-ctl top" while traffic
+# a host, runs nfqd with a small policy (addresses, ports, and a list of
+# domain names blocked in DNS queries and TLS server names), sends traffic
+# (ping, TCP, UDP, kdig, curl to a TLS server), shows the stats, the
+# policy's decisions and a few seconds of "nfqd-ctl top" while traffic
 # flows, and removes everything it made.
 set -euo pipefail
 
@@ -12,10 +14,14 @@ ns_c="nfqd-demo-client"
 ns_s="nfqd-demo-server"
 tmp=$(mktemp -d /tmp/nfqd-demo.XXXXXX)
 nfqd_pid=
+tls_pid=
+dns_pid=
 
 cleanup() {
 	set +e
 	[ -n "$nfqd_pid" ] && kill "$nfqd_pid" 2>/dev/null && wait "$nfqd_pid"
+	[ -n "$tls_pid" ] && kill "$tls_pid" 2>/dev/null && wait "$tls_pid"
+	[ -n "$dns_pid" ] && kill "$dns_pid" 2>/dev/null && wait "$dns_pid"
 	ip netns del "$ns_c" 2>/dev/null
 	ip netns del "$ns_s" 2>/dev/null
 	rm -rf "$tmp"
@@ -88,21 +94,58 @@ options {
 	stats-file "$tmp/stats";
 	stats-interval 1;
 	control-socket "$tmp/nfqd.sock";
+	copy-range 4096;	# a whole ClientHello, for its server name
 }
 set blocked {
 	type ipv4_addr;
 	flags interval;
 	file "$tmp/blocked.txt";
 }
+set blocked_names {
+	type domain;
+	# ".ads.example": that name and every name below it
+	elements = { ".ads.example", "tracker.example" };
+}
 hook input {
 	policy accept;
 	ip saddr @blocked counter drop;
 	tcp dport { 23, 2323 } drop;
 	udp dport 9 accept;
+	dns qname @blocked_names counter drop;
+	tls sni @blocked_names counter drop;
 }
 EOF
 sed -n '/^set/,$p' "$tmp/nfqd.conf"
 "$nfqd" -t -c "$tmp/nfqd.conf"
+
+step "servers in $ns_s: DNS (port 53, any name is 192.0.2.2), TLS (port 443)"
+# A DNS server of a few lines: every query answered with one A record.
+ip netns exec "$ns_s" python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("192.0.2.2", 53))
+while True:
+    q, peer = s.recvfrom(512)
+    end = q.index(b"\0", 12) + 5    # the question: name, type, class
+    s.sendto(q[:2] + b"\x81\x80\0\x01\0\x01\0\0\0\0" + q[12:end] +
+             b"\xc0\x0c\0\x01\0\x01\0\0\0\x3c\0\x04\xc0\0\x02\x02", peer)
+' &
+dns_pid=$!
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	-subj /CN=demo -days 1 -keyout "$tmp/key.pem" -out "$tmp/cert.pem" \
+	2>/dev/null
+ip netns exec "$ns_s" openssl s_server -quiet -www -accept 443 \
+	-cert "$tmp/cert.pem" -key "$tmp/key.pem" >"$tmp/tls.log" 2>&1 &
+tls_pid=$!
+for _ in $(seq 1 50); do
+	ip netns exec "$ns_s" ss -ltn | grep -q ':443 ' && break
+	sleep 0.1
+done
+for _ in $(seq 1 50); do
+	ip netns exec "$ns_s" ss -lun | grep -q ':53 ' && break
+	sleep 0.1
+done
+echo "listening"
 
 step "start nfqd in $ns_s"
 ip netns exec "$ns_s" "$nfqd" -c "$tmp/nfqd.conf" 2>"$tmp/nfqd.log" &
@@ -123,6 +166,25 @@ if ip netns exec "$ns_c" timeout 3 socat -T 1 - TCP:192.0.2.2:23,connect-timeout
 else
 	echo "  no answer: nfqd dropped the SYN"
 fi
+echo "DNS queries (kdig, UDP):"
+for name in www.example.org cdn.ads.example; do
+	if addr=$(ip netns exec "$ns_c" kdig +short +timeout=1 +retry=0 \
+		@192.0.2.2 "$name" A 2>/dev/null) && [ -n "$addr" ]; then
+		echo "  $name: answered $addr"
+	else
+		echo "  $name: no answer: nfqd dropped the query"
+	fi
+done
+echo "HTTPS (curl to openssl s_server in $ns_s, port 443):"
+for name in www.example.org cdn.ads.example; do
+	code=$(ip netns exec "$ns_c" curl -sk -m 3 -o /dev/null -w '%{http_code}' \
+		--resolve "$name:443:192.0.2.2" "https://$name/" || true)
+	if [ "$code" = 200 ]; then
+		echo "  $name: HTTP 200 from the server"
+	else
+		echo "  $name: no answer: nfqd dropped the ClientHello"
+	fi
+done
 echo "10000 UDP datagrams to port 9:"
 ip netns exec "$ns_c" "$gen" -d 192.0.2.2 -n 10000 -P 1
 sleep 1.2
