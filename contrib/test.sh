@@ -4,9 +4,9 @@
 # errors, and run the whole test suite: unit tests, integration tests
 # against the real kernel in their own network namespaces, system tests
 # (the installed tree under a real systemd in a container), make
-# distcheck, make check again with ASan + UBSan, and a short run of every
-# fuzz target. Run as root from
-# anywhere in a clone.
+# distcheck, the README's other command (contrib/demo.sh, its output
+# checked), make check again with ASan + UBSan, and a short run of every
+# fuzz target. Run as root from anywhere in a clone.
 # In CI (CI=true) a skipped integration test fails the run.
 #
 # contrib/test.sh --repeat N: the same build, then every integration test
@@ -73,6 +73,28 @@ else
 	fail=$((fail + 1))
 	echo "make distcheck failed:"
 	tail -n 60 distcheck.out
+fi
+
+# The README's first command as a newcomer runs it: it must end well, and
+# show an allowed name answered and a blocked one dropped, over DNS and TLS.
+echo "== contrib/demo.sh"
+mstatus=0
+"$top/contrib/demo.sh" >"$top/build/demo.out" 2>&1 || mstatus=$?
+for want in "www.example.org: answered 192.0.2.2" \
+	"cdn.ads.example: no answer: nfqd dropped the query" \
+	"www.example.org: HTTP 200 from the server" \
+	"cdn.ads.example: no answer: nfqd dropped the ClientHello" \
+	"demo done"; do
+	grep -qF "$want" "$top/build/demo.out" ||
+		{ echo "demo: no line \"$want\""; mstatus=1; }
+done
+if [ $mstatus -eq 0 ]; then
+	pass=$((pass + 1))
+	echo "demo: ok"
+else
+	fail=$((fail + 1))
+	echo "contrib/demo.sh failed:"
+	tail -n 60 "$top/build/demo.out"
 fi
 
 # make check again with ASan + UBSan (tests/README.md): a report fails the
