@@ -168,7 +168,7 @@ else
 fi
 echo "DNS queries (kdig, UDP):"
 for name in www.example.org cdn.ads.example; do
-	if addr=$(ip netns exec "$ns_c" kdig +short +timeout=1 +retry=0 \
+	if addr=$(ip netns exec "$ns_c" kdig +short +timeout=2 +retry=1 \
 		@192.0.2.2 "$name" A 2>/dev/null) && [ -n "$addr" ]; then
 		echo "  $name: answered $addr"
 	else
@@ -177,7 +177,7 @@ for name in www.example.org cdn.ads.example; do
 done
 echo "HTTPS (curl to openssl s_server in $ns_s, port 443):"
 for name in www.example.org cdn.ads.example; do
-	code=$(ip netns exec "$ns_c" curl -sk -m 3 -o /dev/null -w '%{http_code}' \
+	code=$(ip netns exec "$ns_c" curl -sk -m 5 -o /dev/null -w '%{http_code}' \
 		--resolve "$name:443:192.0.2.2" "https://$name/" || true)
 	if [ "$code" = 200 ]; then
 		echo "  $name: HTTP 200 from the server"
