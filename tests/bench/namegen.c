@@ -23,8 +23,9 @@
  *   tls  TCP flows to port 443: a SYN, then the ClientHello. One flow in
  *        HIT names a list entry. One flow in SPLIT (default 0: none) sends
  *        a browser-sized ClientHello (a post-quantum key share before the
- *        server_name, 1,850 bytes) in two segments, the name in the
- *        second; the others a 517-byte ClientHello in one segment. COUNT
+ *        server_name, 1,455-1,470 bytes) in two segments, the first of
+ *        NG_SPLIT_AT bytes, which mostly cuts the name in two; the
+ *        others a 513-byte ClientHello in one segment. COUNT
  *        counts packets; the last flow is cut short if it must be;
  *   tcp  TCP flows to port 8080 that carry no name: a SYN, then 15
  *        segments of 100 bytes of binary data (not TLS, not HTTP).

@@ -57,8 +57,8 @@ static inline size_t wire_dns_query(uint8_t *d, uint16_t id,
 
 /* A ClientHello record for NAME into OUT, its random and session id
  * made of FLOW. BIG: a browser's, with a post-quantum key share (1,216
- * bytes) before the server_name, about 1.45 KB; else padded to 512 bytes
- * as OpenSSL pads it. Its length. */
+ * bytes) before the server_name: 1,442 bytes and the name; else padded
+ * to a 513-byte record (OpenSSL pads its own to 517). Its length. */
 static inline size_t wire_client_hello(uint8_t *out, const char *name,
 				       uint32_t flow, bool big)
 {
@@ -120,7 +120,7 @@ static inline size_t wire_client_hello(uint8_t *out, const char *name,
 	e += 9 + nl;
 	memcpy(x + e, rest, sizeof(rest));
 	e += sizeof(rest);
-	/* padding (RFC 7685) up to a 512-byte ClientHello */
+	/* padding (RFC 7685): a 508-byte ClientHello message */
 	body = at + 2 + e;
 	if (!big && body < 508) {
 		size_t pad = 508 - body - 4;
