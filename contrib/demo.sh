@@ -119,14 +119,17 @@ sed -n '/^set/,$p' "$tmp/nfqd.conf"
 "$nfqd" -t -c "$tmp/nfqd.conf"
 
 step "servers in $ns_s: DNS (port 53, any name is 192.0.2.2), TLS (port 443)"
-# A DNS server of a few lines: every query answered with one A record.
+# A DNS server of a few lines: every query answered with one A record;
+# a datagram without a whole question is ignored.
 ip netns exec "$ns_s" python3 -c '
 import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("192.0.2.2", 53))
 while True:
     q, peer = s.recvfrom(512)
-    end = q.index(b"\0", 12) + 5    # the question: name, type, class
+    end = q.find(b"\0", 12) + 5     # the question: name, type, class
+    if len(q) < 17 or end < 17 or end > len(q):
+        continue
     s.sendto(q[:2] + b"\x81\x80\0\x01\0\x01\0\0\0\0" + q[12:end] +
              b"\xc0\x0c\0\x01\0\x01\0\0\0\x3c\0\x04\xc0\0\x02\x02", peer)
 ' &
