@@ -52,7 +52,7 @@ static bool more(const struct input *in)
 
 /* The client streams of the flows: flow K sends stream K % 4 to its
  * server port (a ClientHello and an HTTP request to 443 and 80, a DNS
- * query over TCP to 53, and a browser's ClientHello of 1,450 bytes
+ * query over TCP to 53, and a browser's ClientHello of 1,455 bytes
  * whose server_name follows a post-quantum key share: tests/common/
  * namewire.h). */
 #define STREAMS 4
