@@ -30,6 +30,19 @@ trap cleanup EXIT
 
 step() { printf '\n== %s\n' "$*"; }
 
+# Wait until WHAT listens in $ns_s on PORT (ss option OPT: -ltn, -lun);
+# after 5 s stop, with its LOG if it has one.
+wait_listening() {
+	local opt=$1 port=$2 what=$3 log=${4:-}
+	for _ in $(seq 1 50); do
+		ip netns exec "$ns_s" ss "$opt" | grep -q ":$port " && return 0
+		sleep 0.1
+	done
+	echo "demo: $what is not listening on port $port after 5 s" >&2
+	[ -n "$log" ] && cat "$log" >&2
+	exit 1
+}
+
 [ "$(id -u)" -eq 0 ] || { echo "demo: run as root" >&2; exit 1; }
 
 step "dependencies"
@@ -69,8 +82,11 @@ ip -n "$ns_c" link set veth-c up
 ip -n "$ns_s" link set veth-s up
 
 step "rules in $ns_s: iptables sends new input traffic to queues 0-1"
+# Spread by flow hash, not --queue-cpu-fanout: names need all of a
+# connection's packets in one queue (its flow table), and a veth hands a
+# local client's packets to whichever CPU the client runs on.
 ip netns exec "$ns_s" iptables -A INPUT -i veth-s -j NFQUEUE \
-	--queue-balance 0:1 --queue-cpu-fanout --queue-bypass
+	--queue-balance 0:1 --queue-bypass
 ip netns exec "$ns_s" iptables -S INPUT
 # Accepted UDP ends in a counting nft chain (nobody listens on port 9).
 ip netns exec "$ns_s" nft -f - <<'NFT'
@@ -140,14 +156,8 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
 ip netns exec "$ns_s" openssl s_server -quiet -www -accept 443 \
 	-cert "$tmp/cert.pem" -key "$tmp/key.pem" >"$tmp/tls.log" 2>&1 &
 tls_pid=$!
-for _ in $(seq 1 50); do
-	ip netns exec "$ns_s" ss -ltn | grep -q ':443 ' && break
-	sleep 0.1
-done
-for _ in $(seq 1 50); do
-	ip netns exec "$ns_s" ss -lun | grep -q ':53 ' && break
-	sleep 0.1
-done
+wait_listening -ltn 443 "openssl s_server" "$tmp/tls.log"
+wait_listening -lun 53 "the DNS server"
 echo "listening"
 
 step "start nfqd in $ns_s"
