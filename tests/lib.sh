@@ -129,20 +129,51 @@ own_child() {
 	[ "$(awk '/^PPid:/ { print $2 }' "/proc/$1/status" 2>/dev/null)" = "$$" ]
 }
 
-cleanup() {
-	local rc=$? p mine=
-	set +e
-	eval "${_AT_EXIT:-}"
-	for p in $NFQD_PID $_BG_PIDS; do
-		own_child "$p" && mine="$mine $p"
+# The state letter (R, S, T, Z ...) of child $1 of this shell, or
+# nothing once it is gone (reaped, or its PID names another program).
+child_state() {
+	awk -v me=$$ '/^State:/ { s = $2 } /^PPid:/ { p = $2 }
+		END { if (p == me) print s }' "/proc/$1/status" 2>/dev/null
+}
+
+# Stop the test's own background processes "$@": SIGTERM, and SIGCONT to
+# one that is stopped (SIGSTOP) so that it sees the SIGTERM. Never to
+# one that runs: a SIGCONT discards a SIGSTOP that is queued but not yet
+# delivered, and a sanitizer build's leak check at exit attaches to its
+# own threads with exactly such a SIGSTOP; it then waits for a stop that
+# never comes, for ever. One still running after $WAIT_SECONDS s is
+# killed (SIGKILL), its threads' kernel wait channels are printed, and
+# the function returns 1: a hung program is a quick failure, not a
+# suite that runs out of time.
+stop_children() {
+	local p s mine= end rc=0
+	for p in "$@"; do
+		own_child "$p" && mine="$mine $p" && kill "$p" 2>/dev/null
 	done
+	end=$(deadline "$WAIT_SECONDS")
 	for p in $mine; do
-		kill "$p" 2>/dev/null
-	done
-	for p in $mine; do
-		kill -CONT "$p" 2>/dev/null
+		while s=$(child_state "$p") && [ -n "$s" ] && [ "$s" != Z ]; do
+			[ "$s" = T ] && kill -CONT "$p" 2>/dev/null
+			before "$end" || break
+			sleep 0.05
+		done
+		if [ -n "$s" ] && [ "$s" != Z ]; then
+			echo "FAIL: pid $p ($(cat "/proc/$p/comm" 2>/dev/null)) still runs" \
+				"$WAIT_SECONDS s after SIGTERM; killed. Its threads wait in:" \
+				"$(cat /proc/"$p"/task/*/wchan 2>/dev/null | tr '\0' ' ')" >&2
+			kill -KILL "$p" 2>/dev/null
+			rc=1
+		fi
 		wait "$p" 2>/dev/null
 	done
+	return $rc
+}
+
+cleanup() {
+	local rc=$?
+	set +e
+	eval "${_AT_EXIT:-}"
+	stop_children $NFQD_PID $_BG_PIDS || rc=1
 	ns_leftovers || rc=1
 	ip netns del "$NS_A" 2>/dev/null
 	ip netns del "$NS_B" 2>/dev/null
@@ -153,7 +184,10 @@ cleanup() {
 	exit $rc
 }
 trap cleanup EXIT
-trap 'exit 1' INT TERM
+trap 'echo "FAIL: $TEST_NAME: interrupted (SIGINT)" >&2; exit 1' INT
+# make check runs each test under timeout(1) (TEST_TIMEOUT in
+# Makefile.am), which sends SIGTERM to its whole process group.
+trap 'echo "FAIL: $TEST_NAME: terminated (SIGTERM; make check gives a test ${TEST_TIMEOUT:-?} s)" >&2; exit 1' TERM
 
 require_root() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
