@@ -75,6 +75,34 @@ printf 'hook prerouting { tcp dport 1 drop; }\n' >"$TMP/pre.conf"
 out=$(in_b "$NFQD_RULES" -n -c "$TMP/pre.conf" install 2>&1) || fail "prerouting: $out"
 echo "$out" | grep -q "warning: hook prerouting: not handled" || fail "no warning for prerouting: $out"
 echo "$out" | grep -q -- "-j NFQUEUE" && fail "rules for prerouting: $out"
+# A config that matches names balances by flow hash (a connection whose
+# packets several CPUs handle would change queues with the fanout, and
+# its name would never be seen), says so, and --fanout overrides it.
+# The same words in a string or a comment are no names match.
+cat >"$TMP/names.conf" <<EOF
+options { queues 2; }
+set blocked { type ipv4_addr; elements = { 192.0.2.9 }; }
+hook input {
+	ip saddr @blocked drop;	# not: tls sni "x"
+	iifname "tls sni" drop;
+}
+EOF
+out=$(in_b "$NFQD_RULES" -n -4 -c "$TMP/names.conf" install 2>&1) || fail "no names: $out"
+echo "$out" | grep -q -- "--queue-balance 0:1 --queue-cpu-fanout" ||
+	fail "a config without names match lost the fanout: $out"
+for m in 'dns qname "a.example"' 'dns qtype aaaa' 'tls sni ".example"' \
+	'tls ech' 'http host "a.example"'; do
+	printf 'options { queues 2; }\nhook input { udp dport 53 %s drop; }\n' "$m" >"$TMP/names.conf"
+	out=$(in_b "$NFQD_RULES" -n -4 -c "$TMP/names.conf" install 2>&1) || fail "$m: $out"
+	echo "$out" | grep -q -- "-j NFQUEUE --queue-balance 0:1 --queue-bypass" ||
+		fail "$m: not balanced by flow hash: $out"
+	echo "$out" | grep -q "matches names (dns, tls, http).*--fanout puts it back" ||
+		fail "$m: no word on the flow hash: $out"
+	out=$(in_b "$NFQD_RULES" -n -4 --fanout -c "$TMP/names.conf" install 2>&1) || fail "$m: $out"
+	echo "$out" | grep -q -- "--queue-balance 0:1 --queue-cpu-fanout" ||
+		fail "$m: --fanout did not put the fanout back: $out"
+done
+log "names matches: flow hash by default, --fanout overrides"
 
 # Every valid config of the tree is read right: the chains it makes (in
 # "TABLE:HOOK" form; security holds the mark save of a hook that bypasses).
