@@ -74,11 +74,18 @@ start_nfqd "$NS_B" "$conf"
 wait_bound "$NS_B" 0
 
 # One fetch: prints the page (the DOM) or nothing; 20 s at most.
+# Chromium's stderr and exit status go to $TMP/chromium.$2.log.
 fetch() {
 	ip netns exec "$NS_A" timeout 20 chromium --headless=new --no-sandbox \
 		--ignore-certificate-errors --user-data-dir="$TMP/profile.$2" \
 		--host-resolver-rules="MAP *.test 192.0.2.2" ${3:-} \
-		--dump-dom "https://$1/" 2>>"$TMP/chromium.log"
+		--dump-dom "https://$1/" 2>"$TMP/chromium.$2.log"
+	echo "chromium exited $?" >>"$TMP/chromium.$2.log"
+}
+# What fetch $1 printed, and the TLS server's log, for a failure's message.
+fetch_log() {
+	echo "chromium:"; tail -n 20 "$TMP/chromium.$1.log"
+	echo "server:"; tail -n 10 "$TMP/tls.log"
 }
 # nfqd's counters, on one line, for a failure's message.
 quic_stats() { "$NFQD_CTL" -s "$SOCK" -j stats | tr -d ' \n'; }
@@ -93,14 +100,14 @@ rule_packets() {
 # chromium on a loaded machine takes seconds).
 end=$(deadline 60)
 until fetch www.allowed.test warm | grep -q page-from-b; do
-	before "$end" || fail "no page for an allowed name: $(tail -5 "$TMP/chromium.log")"
+	before "$end" || fail "no page for an allowed name: $(fetch_log warm)"
 	sleep 0.5
 done
 for round in 1 2; do
 	t0=$(date +%s)
 	fetch www.allowed.test a$round | grep -q page-from-b ||
 		fail "round $round: allowed www.allowed.test did not load" \
-			"($(($(date +%s) - t0)) s; chromium: $(tail -3 "$TMP/chromium.log" | tr '\n' ' '); stats $(quic_stats))"
+			"($(($(date +%s) - t0)) s; stats $(quic_stats))" "$(fetch_log a$round)"
 	fetch www.blocked.test b$round | grep -q page-from-b &&
 		fail "round $round: blocked www.blocked.test loaded"
 	log "round $round: TCP: allowed loads, blocked does not"
