@@ -121,20 +121,18 @@ ns_leftovers() {
 	return 1
 }
 
-# True if PID $1 is still a child of this shell. A background process
-# the test has waited for is gone, and on a busy machine its PID soon
-# names another program, perhaps another test's (PIDs wrap at
-# kernel.pid_max): cleanup signals only its own children.
-own_child() {
-	[ "$(awk '/^PPid:/ { print $2 }' "/proc/$1/status" 2>/dev/null)" = "$$" ]
-}
-
 # The state letter (R, S, T, Z ...) of child $1 of this shell, or
-# nothing once it is gone (reaped, or its PID names another program).
+# nothing once it is gone: a background process the test has waited for
+# is gone, and on a busy machine its PID soon names another program,
+# perhaps another test's (PIDs wrap at kernel.pid_max).
 child_state() {
 	awk -v me=$$ '/^State:/ { s = $2 } /^PPid:/ { p = $2 }
 		END { if (p == me) print s }' "/proc/$1/status" 2>/dev/null
 }
+
+# True if PID $1 is still a child of this shell: cleanup signals only its
+# own children.
+own_child() { [ -n "$(child_state "$1")" ]; }
 
 # Stop the test's own background processes "$@": SIGTERM, and SIGCONT to
 # one that is stopped (SIGSTOP) so that it sees the SIGTERM. Never to

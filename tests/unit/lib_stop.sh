@@ -44,7 +44,11 @@ sh -c 'trap "" TERM; while :; do sleep 0.1; done' & deaf=$!
 wait_up run
 wait_up stopped
 kill -STOP "$stopped"
-until [ "$(child_state "$stopped")" = T ]; do sleep 0.05; done
+end=$(deadline "$WAIT_SECONDS")
+until [ "$(child_state "$stopped")" = T ]; do
+	before "$end" || fail "child $stopped did not stop on SIGSTOP"
+	sleep 0.05
+done
 
 t0=$(date +%s)
 stop_children "$run" "$stopped" "$deaf" 2>"$TMP/stop.err" &&
