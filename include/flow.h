@@ -134,10 +134,27 @@ bool flow_ahead_pair(const struct flowtab *t, const struct pkt *a,
  * noted too: flow_names() takes it if it is still free or idle). PREV:
  * what this said of the packet received just before PKT, or NULL; a
  * segment of the same flow (a burst) takes the slot PREV saw or chose,
- * whose line PREV asked for, without a look at the bucket.
+ * whose line PREV asked for, without a look at the bucket. Inline, as
+ * most segments of a burst end there; flow_ahead_bucket() is the rest.
  */
-void flow_ahead_line(const struct flowtab *t, const struct pkt *pkt,
-		     struct flow_ahead *ahead, const struct flow_ahead *prev,
-		     uint64_t now_ns);
+void flow_ahead_bucket(const struct flowtab *t, const struct pkt *pkt,
+		       struct flow_ahead *ahead, uint64_t now_ns);
+static inline void flow_ahead_line(const struct flowtab *t,
+				   const struct pkt *pkt,
+				   struct flow_ahead *ahead,
+				   const struct flow_ahead *prev,
+				   uint64_t now_ns)
+{
+	if (!ahead->hash)
+		return;		/* no segment flow_names() looks up */
+	/* A hint, like any slot noted here: flow_names() checks it. */
+	if (prev && prev->hash == ahead->hash &&
+	    (pkt->tcp_flags & (TCPF_SYN | TCPF_ACK)) != TCPF_SYN &&
+	    (prev->slot || prev->fresh)) {
+		ahead->slot = prev->slot ? prev->slot : prev->fresh;
+		return;
+	}
+	flow_ahead_bucket(t, pkt, ahead, now_ns);
+}
 
 #endif

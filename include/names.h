@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Longest name in presentation form, without a trailing dot (RFC 1035). */
 #define NAME_MAX_LEN 253
@@ -62,8 +63,21 @@ struct pkt_names {
 	struct name_out n;
 };
 
-/* *DST = *SRC, copying only the name's used bytes. */
-void names_copy(struct pkt_names *dst, const struct pkt_names *src);
+/* *DST = *SRC, copying only the name's used bytes. Inline: every
+ * packet of a flow gets its flow's names so. */
+static inline void names_copy(struct pkt_names *dst,
+			      const struct pkt_names *src)
+{
+	dst->state = src->state;
+	dst->proto = src->proto;
+	dst->n.len = src->n.len;
+	dst->n.qtype = src->n.qtype;
+	dst->n.ech = src->n.ech;
+	if (src->n.len)
+		memcpy(dst->n.name, src->n.name, (size_t)src->n.len + 1);
+	else		/* most packets: no call for one byte */
+		dst->n.name[0] = '\0';
+}
 
 /* OUT with no name: its short fields zero, its name empty (the rest of
  * its name buffer is left as it is: a parser's result is read to len). */

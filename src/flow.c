@@ -771,14 +771,28 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		names_copy(o, &f->names);
 }
 
+/* flow_ahead()'s guess at a ClientHello in segment P's first COPIED of
+ * LEN bytes D. Out of line: most segments are no TLS record, and its
+ * name buffer made every segment's flow_ahead() pay for a bigger frame. */
+static __attribute__((noinline)) void
+ahead_hello(const struct flowtab *t, const struct pkt *p, const uint8_t *d,
+	    uint32_t copied, uint32_t len, struct flow_ahead *out)
+{
+	struct name_out n;
+	enum name_result r;
+	uint8_t proto;
+
+	r = parse_stream(t, false, p->dport, d, copied, &n, &proto);
+	if (r == NAME_DONE)
+		from_result(&out->names, NAME_DONE, proto, &n);
+	out->more = r == NAME_MORE && proto == NP_TLS && copied == len;
+}
+
 void flow_ahead(const struct flowtab *t, const struct pkt *p,
 		struct flow_ahead *out)
 {
 	const uint8_t *d;
 	uint32_t copied, len;
-	struct name_out n;
-	enum name_result r;
-	uint8_t proto;
 
 	out->hash = 0;
 	out->slot = 0;
@@ -798,12 +812,8 @@ void flow_ahead(const struct flowtab *t, const struct pkt *p,
 	prefetch_bucket(t, out->hash);
 	/* What parse_stream() finds if this is the flow's start; only for
 	 * what may be a TLS record (other data is not parsed here). */
-	if (!copied || copied > FLOW_GATHER || d[0] != 0x16)
-		return;
-	r = parse_stream(t, false, p->dport, d, copied, &n, &proto);
-	if (r == NAME_DONE)
-		from_result(&out->names, NAME_DONE, proto, &n);
-	out->more = r == NAME_MORE && proto == NP_TLS && copied == len;
+	if (copied && copied <= FLOW_GATHER && d[0] == 0x16)
+		ahead_hello(t, p, d, copied, len, out);
 }
 
 bool flow_ahead_pair(const struct flowtab *t, const struct pkt *a,
@@ -828,21 +838,13 @@ bool flow_ahead_pair(const struct flowtab *t, const struct pkt *a,
 }
 
 BIGMEM_PREFETCH_ONLY	/* out of line: prefetch.sh reads its body */
-void flow_ahead_line(const struct flowtab *t, const struct pkt *p,
-		     struct flow_ahead *ahead, const struct flow_ahead *prev,
-		     uint64_t now_ns)
+void flow_ahead_bucket(const struct flowtab *t, const struct pkt *p,
+		       struct flow_ahead *ahead, uint64_t now_ns)
 {
 	bool syn = (p->tcp_flags & (TCPF_SYN | TCPF_ACK)) == TCPF_SYN;
 	uint64_t h = ahead->hash;
 	size_t b;
 
-	if (!h)
-		return;		/* no segment flow_names() looks up */
-	/* A hint, like any slot noted here: flow_names() checks it. */
-	if (prev && prev->hash == h && !syn && (prev->slot || prev->fresh)) {
-		ahead->slot = prev->slot ? prev->slot : prev->fresh;
-		return;
-	}
 	b = bucket_of(t, h);
 	for (size_t i = b; i < b + WAYS; i++) {
 		if (t->hs[i] == h) {
@@ -859,6 +861,31 @@ void flow_ahead_line(const struct flowtab *t, const struct pkt *p,
 	}
 }
 
+/*
+ * Most segments of a flow, with less work than tcp_names(): segment P's
+ * flow, if it is at the slot flow_ahead_line() noted (AHEAD), its name
+ * settled and not DNS (a later query on it is judged by where it is in
+ * the stream), not dropped, not idle too long, and P no SYN. Such a
+ * segment gets from tcp_names() just its flow's names; NULL: ask
+ * tcp_names(). A hash in AHEAD means l4_payload() read P's header.
+ */
+static inline __attribute__((always_inline)) struct flow *
+settled(struct flowtab *t, const struct pkt *p, uint64_t now,
+	const struct flow_ahead *ahead)
+{
+	size_t s = (size_t)ahead->slot - 1;	/* no slot: past the end */
+	struct flow *f;
+
+	if (!ahead->hash || s >= slots(t) || (p->tcp_flags & TCPF_SYN) ||
+	    !slot_is(t, s, p, true, ahead->hash))
+		return NULL;
+	f = &t->f[s];
+	if (f->state != FL_DONE || f->dropped || f->names.proto == NP_DNS ||
+	    now - t->seen[s] > t->timeout_ns)
+		return NULL;
+	return f;
+}
+
 void *flow_names(struct flowtab *t, const struct pkt *p, uint64_t now_ns,
 		 const struct flow_ahead *ahead, struct pkt_names *out,
 		 enum flow_fate *fate)
@@ -868,6 +895,12 @@ void *flow_names(struct flowtab *t, const struct pkt *p, uint64_t now_ns,
 	uint32_t copied, len;
 
 	*fate = FLOW_JUDGE;
+	if (ahead && p->l4proto == IPPROTO_TCP &&
+	    (f = settled(t, p, now_ns, ahead))) {
+		touch(t, f, now_ns);
+		names_copy(out, &f->names);
+		return f;
+	}
 	set(out, PKT_ABSENT, NP_NONE);
 	if (p->l4 == PKT_INCOMPLETE) {
 		set(out, PKT_INCOMPLETE, NP_NONE);

@@ -19,19 +19,6 @@ const char *name_result_str(enum name_result r)
 	return "?";
 }
 
-void names_copy(struct pkt_names *dst, const struct pkt_names *src)
-{
-	dst->state = src->state;
-	dst->proto = src->proto;
-	dst->n.len = src->n.len;
-	dst->n.qtype = src->n.qtype;
-	dst->n.ech = src->n.ech;
-	if (src->n.len)
-		memcpy(dst->n.name, src->n.name, (size_t)src->n.len + 1);
-	else		/* most packets: no call for one byte */
-		dst->n.name[0] = '\0';
-}
-
 /* Per byte: itself in lower case if it may be in a label (printable
  * ASCII, 0x21-0x7e, not '.'), else 0: one rule for every parser. */
 #define L(c) [c] = (char)((c) == '.' ? 0 : (c) >= 'A' && (c) <= 'Z' ? \

@@ -393,14 +393,17 @@ static void *flow_of(struct queue *q, struct pkt *p,
 	return flow_names(q->flows, p, q->rx_ns, ahead, n, fate);
 }
 
-/* The time of the datagrams received now (flow_of(): flows' idle times,
- * which the coarse clock gives in 4 ms steps anyway). */
-static void rx_clock(struct queue *q)
+/* Before judging the datagrams received now under POL: their time
+ * (flow_of(): flows' idle times, which the coarse clock gives in 4 ms
+ * steps anyway), and whether POL matches names (asked once, not per
+ * packet). */
+static void rx_start(struct queue *q, const struct policy *pol)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	q->rx_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	q->rx_names = policy_has_names(pol);
 }
 
 /* The probes the look-ahead made (A, and AN its rx_name) of the name it
@@ -425,7 +428,7 @@ static void judge(struct queue *q, struct policy *pol, struct pkt *p,
 	enum flow_fate fate = FLOW_JUDGE;
 	void *fl = NULL;
 
-	if (pol && policy_has_names(pol)) {
+	if (q->rx_names) {
 		fl = flow_of(q, p, a ? &a->fa : NULL, &names, &fate);
 		if (a && p->names)
 			probes_of(p, &names, a, &q->ahead_names[a - q->ahead]);
@@ -606,6 +609,13 @@ static void handle_cut(struct queue *q, struct policy *pol,
 	}
 }
 
+/* mnl_nlmsg_ok(), inline: a library call, twice a packet. */
+static inline bool msg_ok(const struct nlmsghdr *nlh, int len)
+{
+	return len >= (int)sizeof(*nlh) && nlh->nlmsg_len >= sizeof(*nlh) &&
+	       (int)nlh->nlmsg_len <= len;
+}
+
 static void handle_datagram(struct queue *q, struct policy *pol, char *buf,
 			    size_t len, bool truncated, struct rx_ahead *a)
 {
@@ -618,7 +628,7 @@ static void handle_datagram(struct queue *q, struct policy *pol, char *buf,
 		handle_cut(q, pol, nlh, len);
 		return;
 	}
-	while (mnl_nlmsg_ok(nlh, rem)) {
+	while (msg_ok(nlh, rem)) {
 		handle_msg(q, pol, nlh, a);
 		a = NULL;	/* it was of the first message */
 		/* The datagram's last message (the kernel's one): no calls
@@ -634,7 +644,7 @@ static void handle_datagram(struct queue *q, struct policy *pol, char *buf,
 void queue_rx_datagram(struct queue *q, struct policy *pol, char *buf,
 		       size_t len, bool truncated)
 {
-	rx_clock(q);
+	rx_start(q, pol);
 	handle_datagram(q, pol, buf, len, truncated, NULL);
 	queue_counters_publish(q);
 }
@@ -674,7 +684,7 @@ static bool names_prefetch(struct queue *q, const struct policy *pol,
 
 	a->parsed = false;
 	if ((q->msgs[i].msg_hdr.msg_flags & MSG_TRUNC) ||
-	    !mnl_nlmsg_ok(nlh, (int)q->msgs[i].msg_len) ||
+	    !msg_ok(nlh, (int)q->msgs[i].msg_len) ||
 	    nlh->nlmsg_type < NLMSG_MIN_TYPE ||
 	    pkt_parse_msg(nlh, nlh->nlmsg_len, q->params.flags, &a->p) !=
 		    PKT_OK)
@@ -779,10 +789,11 @@ static void flows_ahead(struct queue *q, int i, int from, int to)
  * the batch) and saved nothing. */
 void queue_judge_batch(struct queue *q, struct policy *pol, int n)
 {
-	bool ahead = q->flows && policy_has_names(pol) && !q->ahead_skip;
+	bool ahead;
 
+	rx_start(q, pol);
+	ahead = q->flows && q->rx_names && !q->ahead_skip;
 	q->ahead_want = false;
-	rx_clock(q);
 	for (int i = 0, from = 0, to = 0; i < n; i++) {
 		if (ahead && i == to) {
 			from = i;

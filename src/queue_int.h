@@ -99,6 +99,7 @@ struct queue {
 	 * (the next is judged without it); ahead_want: this one has one. */
 	bool ahead_skip, ahead_want;
 	uint64_t rx_ns;		/* monotonic time of the datagrams judged now */
+	bool rx_names;		/* their policy matches names */
 	struct verdict_batch vb;
 
 	/* acknowledgement awaited by the synchronous config path: a config

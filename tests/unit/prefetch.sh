@@ -7,9 +7,10 @@
 # analysis found the static function free of side effects), so the flow
 # bucket was never asked for while the code and README said it was;
 # nothing else notices: only the drains get slower. With -flto it also
-# deleted every call of domset_prefetch() and flow_ahead_line(), which
-# only prefetch (now noipa: BIGMEM_PREFETCH_ONLY): so those must also be
-# called from somewhere.
+# deleted every call of domset_prefetch() and flow_ahead_bucket() (the
+# out-of-line part of flow_ahead_line()), which only prefetch (now
+# noipa: BIGMEM_PREFETCH_ONLY): so those must also be called from
+# somewhere.
 set -u
 nfqd=${NFQD:?}
 command -v objdump >/dev/null || { echo "FAIL: needs objdump (binutils)"; exit 1; }
@@ -22,11 +23,11 @@ x86_64 | i?86) insn='prefetch' ;;
 	;;
 esac
 # FUNCTION:MIN prefetch instructions in its body (exported functions: a
-# static one may be inlined away under another name; flow_ahead_line's
+# static one may be inlined away under another name; flow_ahead_bucket's
 # two become one where the compiler merges their equal tails).
-want="flow_ahead:2 flow_ahead_line:1 domset_prefetch:3 domset_match:2"
+want="flow_ahead:2 flow_ahead_bucket:1 domset_prefetch:3 domset_match:2"
 # Functions that only prefetch: some instruction calls or jumps to them.
-called="flow_ahead_line domset_prefetch"
+called="flow_ahead_bucket domset_prefetch"
 objdump -d --no-show-raw-insn "$nfqd" |
 awk -v insn="$insn" -v want="$want" -v called="$called" '
 	/^[0-9a-f]+ <[^>]+>:$/ { fn = $2; gsub(/[<>:]/, "", fn); next }

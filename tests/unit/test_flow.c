@@ -414,6 +414,70 @@ static void test_tcp_gather_evict(void **state)
 	flowtab_free(t);
 }
 
+/* The later segments of a TCP flow whose name is settled, each judged
+ * where flow_ahead_line() saw its flow (flow_names()'s shortest way, in
+ * the "ahead" run) and without: the same names and fate. A flow dropped
+ * on its name stays dropped, but for a FIN or RST without data; a second
+ * DNS query on a connection is INCOMPLETE; a new SYN on the ports of a
+ * settled flow starts a new one; an idle flow is forgotten. */
+static void test_settled(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head[] = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	static const uint8_t q[] = { 0, 19, 0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0,
+				     0, 0, 1, 'a', 0, 0, 1, 0, 1 };
+	const uint32_t h = sizeof(head) - 1;
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+	void *f;
+
+	(void)state;
+	assert_non_null(t);
+	names_of(t, syn(7000), &fate);
+	f = names_of(t, tcp(7000, TCPF_ACK, 2, head, h), &fate);
+	assert_string_equal(out.n.name, "a.test");
+	names_of(t, tcp(7000, TCPF_ACK, 2 + h, "body", 4), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+	assert_int_equal(fate, FLOW_JUDGE);
+
+	flow_note_drop(f);
+	names_of(t, tcp(7000, TCPF_ACK, 2 + h, "body", 4), &fate);
+	assert_int_equal(fate, FLOW_DROP);
+	names_of(t, tcp(7000, TCPF_ACK | TCPF_FIN, 6 + h, "x", 1), &fate);
+	assert_int_equal(fate, FLOW_DROP);
+	names_of(t, tcp(7000, TCPF_ACK | TCPF_FIN, 6 + h, "", 0), &fate);
+	assert_int_equal(fate, FLOW_PASS);
+
+	/* The same ports, a new connection: its own flow, no name yet. */
+	names_of(t, syn(7002), &fate);
+	names_of(t, tcp(7002, TCPF_ACK, 2, head, h), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	names_of(t, tcp(7002, TCPF_SYN, 5000, "", 0), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	assert_int_equal(fate, FLOW_JUDGE);
+	names_of(t, tcp(7000, TCPF_SYN, 5000, "", 0), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	assert_int_equal(fate, FLOW_JUDGE);
+
+	/* DNS over TCP: the first query is judged, the next is not seen. */
+	names_of(t, tcp_to(7001, 53, TCPF_SYN, 1, "", 0), &fate);
+	names_of(t, tcp_to(7001, 53, TCPF_ACK, 2, q, sizeof(q)), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_int_equal(out.proto, NP_DNS);
+	names_of(t, tcp_to(7001, 53, TCPF_ACK, 2 + sizeof(q), q, sizeof(q)),
+		 &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	assert_int_equal(out.proto, NP_DNS);
+
+	/* Idle past the timeout: forgotten, so INCOMPLETE, never ABSENT. */
+	now += 61ull * 1000000000ull;
+	names_of(t, tcp(7000, TCPF_ACK, 5001, "more", 4), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	assert_int_equal(fate, FLOW_JUDGE);
+	flowtab_free(t);
+}
+
 /* flow_ahead_line() notes the slot it saw a flow in, and flow_names()
  * looks there first; the packets judged in between may have evicted the
  * flow and put another in that slot, or the note may be out of the
@@ -620,6 +684,7 @@ int main(void)
 		cmocka_unit_test_setup(test_udp_long_not_quic, ahead),
 		cmocka_unit_test_setup(test_tcp_gather_evict, plain),
 		cmocka_unit_test_setup(test_tls_ahead, plain),
+		cmocka_unit_test_setup(test_settled, plain),
 		cmocka_unit_test(test_tls_pair),
 		cmocka_unit_test(test_stale_slot),
 		cmocka_unit_test(test_stale_fresh),
@@ -629,6 +694,7 @@ int main(void)
 		cmocka_unit_test_setup(test_quic_evicted, ahead),
 		cmocka_unit_test_setup(test_tcp_gather_evict, ahead),
 		cmocka_unit_test_setup(test_tls_ahead, ahead),
+		cmocka_unit_test_setup(test_settled, ahead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
