@@ -29,6 +29,7 @@
 #include <time.h>
 #include <urcu-qsbr.h>
 
+#include "bigmem.h"
 #include "conf.h"
 #include "ifcache.h"
 #include "flow.h"
@@ -187,11 +188,9 @@ void queue_counters_reset(struct queue *q)
 
 static void free_rx(struct queue *q)
 {
-	free(q->msgs);
-	free(q->iov);
-	free(q->rx);
-	free(q->ahead);
-	free(q->ahead_names);
+	bigmem_free(q->rx_mem, q->rx_mem_len);
+	q->rx_mem = NULL;
+	q->rx_mem_len = 0;
 	q->msgs = NULL;
 	q->iov = NULL;
 	q->rx = NULL;
@@ -205,39 +204,59 @@ static size_t rx_size(uint32_t range)
 	return NLMSG_ALIGN(range) + RX_OVERHEAD + RX_COLOR;
 }
 
-/* N zeroed elements of SIZE bytes from a cache line boundary. */
-static void *calloc_lines(size_t n, size_t size)
+/* Bytes of N elements of SIZE, to the next cache line. */
+static size_t lines(size_t n, size_t size)
 {
-	size_t bytes = (n * size + 63) / 64 * 64;
-	void *m;
-
-	if (size && n > (SIZE_MAX - 64) / size)
-		return NULL;
-	m = aligned_alloc(64, bytes ? bytes : 64);
-	if (m)
-		memset(m, 0, bytes);
-	return m;
+	return (n * size + 63) / 64 * 64;
 }
 
-/* Receive buffers for P's batch, with slots of at least MIN_EACH bytes
- * (and what P's copy range needs). */
+/* The bytes of alloc_rx()'s buffers for BATCH slots of EACH bytes, and
+ * a cache line to align them with where the memory is not. */
+static size_t rx_bytes(uint32_t batch, size_t each)
+{
+	return lines(batch, sizeof(struct mmsghdr)) +
+	       lines(batch, sizeof(struct iovec)) +
+	       lines(batch, sizeof(struct rx_ahead)) +
+	       lines(batch, sizeof(struct rx_name)) + batch * each + 64;
+}
+
+/*
+ * Receive buffers for P's batch, with slots of at least MIN_EACH bytes
+ * (and what P's copy range needs), and the look-ahead's, in one mapping
+ * of whole huge pages (bigmem.h). A slot is more than a small page, so
+ * on small pages every packet message cost a TLB miss where the kernel
+ * wrote it and another where nfqd read it, and a page-table walk is
+ * slow in a virtual machine: on one huge page nfqd drained TCP segments
+ * 2-3% faster (docs/performance.md). It costs up to 2 MB a queue where
+ * the buffers need less.
+ */
 static int alloc_rx(struct queue *q, const struct queue_params *p,
 		    size_t min_each)
 {
-	size_t each = rx_size(p->copy_range);
+	size_t each = rx_size(p->copy_range), len, used;
+	uintptr_t at;
+	char *m;
 
 	if (each < min_each)
 		each = min_each;
-
-	q->msgs = calloc(p->batch, sizeof(*q->msgs));
-	q->iov = calloc(p->batch, sizeof(*q->iov));
-	q->rx = malloc(each * p->batch);
-	q->ahead = calloc_lines(p->batch, sizeof(*q->ahead));
-	q->ahead_names = calloc(p->batch, sizeof(*q->ahead_names));
-	if (!q->msgs || !q->iov || !q->rx || !q->ahead || !q->ahead_names) {
-		free_rx(q);
+	used = rx_bytes(p->batch, each);
+	len = (used + BIGMEM_HUGE - 1) / BIGMEM_HUGE * BIGMEM_HUGE;
+	m = bigmem_alloc(len);
+	if (!m)
 		return -ENOMEM;
-	}
+	bigmem_prefault(m, used);
+	q->rx_mem = m;
+	q->rx_mem_len = len;
+	at = ((uintptr_t)m + 63) / 64 * 64;	/* malloc memory (ASan) */
+	q->msgs = (struct mmsghdr *)at;
+	at += lines(p->batch, sizeof(*q->msgs));
+	q->iov = (struct iovec *)at;
+	at += lines(p->batch, sizeof(*q->iov));
+	q->ahead = (struct rx_ahead *)at;
+	at += lines(p->batch, sizeof(*q->ahead));
+	q->ahead_names = (struct rx_name *)at;
+	at += lines(p->batch, sizeof(*q->ahead_names));
+	q->rx = (char *)at;
 	q->rx_each = each;
 	for (uint32_t i = 0; i < p->batch; i++) {
 		q->iov[i].iov_base = q->rx + i * each;
@@ -1065,34 +1084,28 @@ static void stop_final(struct queue *q)
  */
 static int resize_buffers(struct queue *q, const struct queue_params *np)
 {
-	struct mmsghdr *msgs = q->msgs;
-	struct iovec *iov = q->iov;
-	char *rx = q->rx;
-	struct rx_ahead *ahead = q->ahead;
-	struct rx_name *ahead_names = q->ahead_names;
-	size_t each = q->rx_each;
+	struct queue old = *q;	/* for its buffers' fields alone */
 
-	if (np->batch == q->params.batch && rx_size(np->copy_range) <= each)
+	if (np->batch == q->params.batch &&
+	    rx_size(np->copy_range) <= q->rx_each)
 		return 0;
-	if (alloc_rx(q, np, each) < 0)
+	if (alloc_rx(q, np, old.rx_each) < 0)
 		goto fail;
 	if (verdict_batch_set_max(&q->vb, np->batch) < 0) {
 		free_rx(q);
 		goto fail;
 	}
-	free(msgs);
-	free(iov);
-	free(rx);
-	free(ahead);
-	free(ahead_names);
+	free_rx(&old);
 	return 0;
 fail:
-	q->msgs = msgs;
-	q->iov = iov;
-	q->rx = rx;
-	q->ahead = ahead;
-	q->ahead_names = ahead_names;
-	q->rx_each = each;
+	q->rx_mem = old.rx_mem;
+	q->rx_mem_len = old.rx_mem_len;
+	q->msgs = old.msgs;
+	q->iov = old.iov;
+	q->rx = old.rx;
+	q->ahead = old.ahead;
+	q->ahead_names = old.ahead_names;
+	q->rx_each = old.rx_each;
 	return -ENOMEM;
 }
 

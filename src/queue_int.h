@@ -86,7 +86,10 @@ struct queue {
 	struct queue_params main_params;	/* main thread: last asked for */
 
 	/* receive buffers: batch slots of rx_each bytes, and what the
-	 * names look-ahead learnt of each (queue.c names_ahead()) */
+	 * names look-ahead learnt of each (queue.c names_ahead()), all in
+	 * one mapping of rx_mem_len bytes at rx_mem (queue.c alloc_rx()) */
+	void *rx_mem;
+	size_t rx_mem_len;
 	struct mmsghdr *msgs;
 	struct iovec *iov;
 	char *rx;

@@ -12,6 +12,7 @@
  * then loops: one blocking recvmmsg (MSG_WAITFORONE) of up to BATCH
  * messages, one NFQNL_MSG_VERDICT_BATCH (NF_ACCEPT up to the last id) in
  * one sendmsg. No parsing beyond the packet id, no counters, no policy.
+ * Its receive buffers are on a huge page, as nfqd's.
  * -p pins the thread of the i-th listed queue to CPU i (nfqd's cpu-pin).
  * -L wait|batch adds, per packet, the memory reads of a lookup in a
  * million-name domain set and nothing else (no name, no hashing): 3
@@ -275,6 +276,30 @@ static bool last_id(char *buf, size_t len, uint32_t *id)
 	return found;
 }
 
+/* N bytes from a huge-page boundary, asked for in transparent huge pages
+ * and touched now, as nfqd's receive buffers (src/queue.c, alloc_rx()):
+ * a consumer's memory the kernel writes and it reads every packet, each
+ * slot over a small page, so that the floor is not slowed by TLB misses
+ * that nfqd does not take. NULL on failure. */
+static void *huge_buffers(size_t n)
+{
+	size_t huge = (size_t)2 << 20, len = (n + huge - 1) / huge * huge;
+	char *p = mmap(NULL, len + huge, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t head;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	head = (huge - (uintptr_t)p % huge) % huge;
+	p += head;
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, len, MADV_HUGEPAGE);
+#endif
+	for (size_t i = 0; i < n; i += 4096)
+		p[i] = 0;
+	return p;
+}
+
 /* MB megabytes of random words on huge pages, touched now; *MASK: words - 1. */
 static uint64_t *lk_array(size_t mb, size_t *mask)
 {
@@ -368,9 +393,12 @@ static void *queue_loop(void *arg)
 	struct fl_queue *q = arg;
 	size_t each = MNL_ALIGN(opt.range) + FL_RX_OVERHEAD;
 	unsigned int n = (unsigned int)opt.batch;
-	struct mmsghdr *msgs = calloc(n, sizeof(*msgs));
-	struct iovec *iov = calloc(n, sizeof(*iov));
-	char *rx = malloc(each * n);
+	size_t heads = (n * (sizeof(struct mmsghdr) + sizeof(struct iovec)) +
+			63) / 64 * 64;
+	char *mem = huge_buffers(heads + each * n);
+	struct mmsghdr *msgs = (struct mmsghdr *)mem;
+	struct iovec *iov = mem ? (struct iovec *)(msgs + n) : NULL;
+	char *rx = mem ? mem + heads : NULL;
 	char vbuf[MNL_SOCKET_BUFFER_SIZE];
 	int fd = mnl_socket_get_fd(q->nl);
 	uint64_t lk_n = 0, lk_v = q->num;	/* -L: packets, last answer */
@@ -422,10 +450,7 @@ static void *queue_loop(void *arg)
 			fprintf(stderr, "nfqd-floor: queue %u: verdict: %s\n",
 				q->num, strerror(errno));
 	}
-	free(msgs);
-	free(iov);
-	free(rx);
-	return NULL;
+	return NULL;	/* the buffers' mapping goes with the process */
 }
 
 static int start_thread(struct fl_queue *q)
