@@ -49,6 +49,8 @@
 #include <libmnl/libmnl.h>
 #include <libnetfilter_queue/libnetfilter_queue.h>
 
+#include "bigmem.h"
+
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
 #endif
@@ -276,30 +278,6 @@ static bool last_id(char *buf, size_t len, uint32_t *id)
 	return found;
 }
 
-/* N bytes from a huge-page boundary, asked for in transparent huge pages
- * and touched now, as nfqd's receive buffers (src/queue.c, alloc_rx()):
- * a consumer's memory the kernel writes and it reads every packet, each
- * slot over a small page, so that the floor is not slowed by TLB misses
- * that nfqd does not take. NULL on failure. */
-static void *huge_buffers(size_t n)
-{
-	size_t huge = (size_t)2 << 20, len = (n + huge - 1) / huge * huge;
-	char *p = mmap(NULL, len + huge, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	size_t head;
-
-	if (p == MAP_FAILED)
-		return NULL;
-	head = (huge - (uintptr_t)p % huge) % huge;
-	p += head;
-#ifdef MADV_HUGEPAGE
-	(void)madvise(p, len, MADV_HUGEPAGE);
-#endif
-	for (size_t i = 0; i < n; i += 4096)
-		p[i] = 0;
-	return p;
-}
-
 /* MB megabytes of random words on huge pages, touched now; *MASK: words - 1. */
 static uint64_t *lk_array(size_t mb, size_t *mask)
 {
@@ -388,6 +366,21 @@ static uint64_t lk_batch(uint64_t n, int r)
 	return v;
 }
 
+/* N bytes for the receive buffers, as nfqd takes its own (src/queue.c,
+ * alloc_rx()): whole huge pages from bigmem.h, the used part touched
+ * now. Each slot is more than a small page: on small pages the floor
+ * would take TLB misses that nfqd does not. NULL on failure; the
+ * mapping goes with the process. */
+static char *rx_buffers(size_t n)
+{
+	char *p = bigmem_alloc((n + BIGMEM_HUGE - 1) / BIGMEM_HUGE *
+			       BIGMEM_HUGE);
+
+	if (p)
+		bigmem_prefault(p, n);
+	return p;
+}
+
 static void *queue_loop(void *arg)
 {
 	struct fl_queue *q = arg;
@@ -395,7 +388,7 @@ static void *queue_loop(void *arg)
 	unsigned int n = (unsigned int)opt.batch;
 	size_t heads = (n * (sizeof(struct mmsghdr) + sizeof(struct iovec)) +
 			63) / 64 * 64;
-	char *mem = huge_buffers(heads + each * n);
+	char *mem = rx_buffers(heads + each * n);
 	struct mmsghdr *msgs = (struct mmsghdr *)mem;
 	struct iovec *iov = mem ? (struct iovec *)(msgs + n) : NULL;
 	char *rx = mem ? mem + heads : NULL;
