@@ -50,20 +50,25 @@ void domset_finish(struct domset *d);
 
 /*
  * The probes of a name: the hash of each of its label suffixes, shortest
- * first, and where each starts. They depend on the name alone, not on a
- * set: made once (domset_probes()), they serve every set's lookups of the
- * name, and the look-ahead that asks for those lookups' memory.
+ * first, where each starts, and the bits each must find in a set's
+ * filter. They depend on the name alone, not on a set: made once
+ * (domset_probes()), they serve every set's lookups of the name, and the
+ * look-ahead that asks for those lookups' memory.
  */
 #define DOM_SUFFIX_MAX 127	/* labels of a 253-byte name */
 struct dom_probes {
 	unsigned n;			/* 0: no name (empty, too long) */
 	uint8_t at[DOM_SUFFIX_MAX];
-	uint64_t h[DOM_SUFFIX_MAX];
+	struct dom_probe {		/* side by side: one line for 4 */
+		uint64_t h;
+		uint64_t bits;
+	} p[DOM_SUFFIX_MAX];
 };
 void domset_probes(const char *name, size_t len, struct dom_probes *pr);
 
 /* Does normalised NAME (LEN bytes) match? One probe per label suffix.
- * PR: NAME's probes (domset_probes()), or NULL to make them here. */
+ * PR: NAME's probes (domset_probes()) whose memory the look-ahead has
+ * asked for (domset_prefetch()), or NULL to make them and ask here. */
 bool domset_match(const struct domset *d, const char *name, size_t len,
 		  const struct dom_probes *pr);
 

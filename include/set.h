@@ -59,9 +59,9 @@ bool set_has_str(const struct set *s, const char *name);
  * (domset_match()). */
 bool set_has_domain(const struct set *s, const char *name, size_t len,
 		    const struct dom_probes *pr);
-/* Ask for the memory set_has_domain() will read (domset_prefetch()). */
-void set_prefetch_domain(const struct set *s, const struct dom_probes *pr,
-			 enum dom_ahead step);
+/* The domain set behind S (SETK_DOMAIN), NULL for another kind: for the
+ * look-ahead's domset_prefetch() (policy_prefetch_name()). */
+const struct domset *set_domset(const struct set *s);
 
 /*
  * Visit every element of a finished set: FN(ARG, LO, HI) once per exact

@@ -97,8 +97,10 @@ static uint64_t le_word(const char *p)
 
 /* The label NAME[A, B) into hash state H: its length, its 8-byte words,
  * then its last 1 to 7 bytes as one word (read with the bytes before
- * them when NAME has 8 before B: no byte past B is read). */
-static uint64_t label_step(uint64_t h, const char *name, size_t a, size_t b)
+ * them when NAME has 8 before B, else out of NAME's first word when NAME,
+ * LEN bytes, has 8: no byte past NAME's end is read). */
+static uint64_t label_step(uint64_t h, const char *name, size_t len,
+			   size_t a, size_t b)
 {
 	size_t n = b - a;
 	uint64_t w = 0;
@@ -110,6 +112,8 @@ static uint64_t label_step(uint64_t h, const char *name, size_t a, size_t b)
 		return h;
 	if (b >= 8) {
 		w = le_word(name + b - 8) >> (8 * (8 - n));
+	} else if (len >= 8) {
+		w = le_word(name) >> (8 * a) & ((1ull << (8 * n)) - 1);
 	} else {
 		for (size_t i = 0; i < n; i++)
 			w |= (uint64_t)(uint8_t)name[a + i] << (8 * i);
@@ -117,33 +121,64 @@ static uint64_t label_step(uint64_t h, const char *name, size_t a, size_t b)
 	return hash_step(h, w);
 }
 
-/* The start of the label that ends at B in NAME. */
-static size_t label_start(const char *name, size_t b)
+#define BYTES_LOW 0x7f7f7f7f7f7f7f7full
+
+/* The high bit of each byte of W that is a '.', exactly (no carry from
+ * one byte into the next). */
+static uint64_t dots(uint64_t w)
 {
+	uint64_t x = w ^ 0x2e2e2e2e2e2e2e2eull;
+
+	return ~(((x & BYTES_LOW) + BYTES_LOW) | x | BYTES_LOW);
+}
+
+/* The byte after the last dot of Z (dots()' bits of a word at AT). */
+static size_t after_dot(uint64_t z, size_t at)
+{
+	return at + (size_t)(63 - __builtin_clzll(z)) / 8 + 1;
+}
+
+/* The start of the label that ends at B in NAME (LEN bytes): a word at a
+ * time back from B, the name's first word masked to the bytes before B,
+ * a byte at a time only in a name shorter than a word. */
+static size_t label_start(const char *name, size_t len, size_t b)
+{
+	uint64_t z;
+
+	for (; b >= 8; b -= 8)
+		if ((z = dots(le_word(name + b - 8))))
+			return after_dot(z, b - 8);
+	if (b && len >= 8) {
+		z = dots(le_word(name)) & ((1ull << (8 * b)) - 1);
+		return z ? after_dot(z, 0) : 0;
+	}
 	while (b && name[b - 1] != '.')
 		b--;
 	return b;
 }
 
+static uint64_t filter_bits(uint64_t h);
+
 /*
  * Fold NAME's labels into a hash state, the last label first; returns
- * the state after the whole name (hash_name() mixes it). With H and AT
+ * the state after the whole name (hash_name() mixes it). With PR
  * (domset_probes()), each label suffix that is not empty also gets its
- * hash and start there, shortest first, at most DOM_SUFFIX_MAX, counted
- * in *N.
+ * probe there, shortest first, at most DOM_SUFFIX_MAX.
  */
-static uint64_t fold(const char *name, size_t len, uint64_t *h, uint8_t *at,
-		     unsigned *n)
+static uint64_t fold(const char *name, size_t len, struct dom_probes *pr)
 {
 	uint64_t state = HASH_BASIS;
 	size_t b = len, a;
 
 	for (;;) {
-		a = label_start(name, b);
-		state = label_step(state, name, a, b);
-		if (h && a < len && *n < DOM_SUFFIX_MAX) {
-			h[*n] = mix(state);
-			at[(*n)++] = (uint8_t)a;
+		a = label_start(name, len, b);
+		state = label_step(state, name, len, a, b);
+		if (pr && a < len && pr->n < DOM_SUFFIX_MAX) {
+			struct dom_probe *q = &pr->p[pr->n];
+
+			q->h = mix(state);
+			q->bits = filter_bits(q->h);
+			pr->at[pr->n++] = (uint8_t)a;
 		}
 		if (!a)
 			return state;
@@ -153,7 +188,7 @@ static uint64_t fold(const char *name, size_t len, uint64_t *h, uint8_t *at,
 
 static uint64_t hash_name(const char *s, size_t len)
 {
-	return mix(fold(s, len, NULL, NULL, NULL));
+	return mix(fold(s, len, NULL));
 }
 
 static uint32_t tag_of(uint64_t h)
@@ -290,11 +325,11 @@ static size_t filter_word(const struct domset *d, uint64_t h)
 	return (size_t)(h >> 20) & d->fmask;
 }
 
-/* Might hash H be in the set? Always yes before domset_finish(). */
-static inline bool filter_maybe(const struct domset *d, uint64_t h)
+/* Might hash H, whose filter_bits() are B, be in the set? Always yes
+ * before domset_finish(). */
+static inline bool filter_maybe(const struct domset *d, uint64_t h,
+				uint64_t b)
 {
-	uint64_t b = filter_bits(h);
-
 	return !d->filter || (d->filter[filter_word(d, h)] & b) == b;
 }
 
@@ -341,7 +376,7 @@ void domset_probes(const char *name, size_t len, struct dom_probes *pr)
 {
 	pr->n = 0;
 	if (len && len <= NAME_MAX_LEN)
-		fold(name, len, pr->h, pr->at, &pr->n);
+		fold(name, len, pr);
 }
 
 /* The slot of probe K of PR: of the name at NAME + PR->at[K], or the
@@ -349,46 +384,40 @@ void domset_probes(const char *name, size_t len, struct dom_probes *pr)
 static size_t probe_slot(const struct domset *d, const struct dom_probes *pr,
 			 unsigned k, const char *name, size_t len)
 {
-	return find(d, pr->h[k], name + pr->at[k], len - pr->at[k]);
+	return find(d, pr->p[k].h, name + pr->at[k], len - pr->at[k]);
 }
 
 /*
  * Is NAME, or a name it is below, in the set? Each label suffix is one
- * probe. The probes' memory is asked for all at once before any is read
- * (the filter words, then the table slots of the suffixes the filter
- * lets through), so their cache misses overlap instead of adding up.
- * The look-ahead (domset_prefetch()) has usually asked for all of it.
+ * probe. The probes' memory is asked for before any is read (the filter
+ * words, then the table slots of the suffixes the filter lets through),
+ * so their cache misses overlap instead of adding up: by the look-ahead
+ * (domset_prefetch()) when it made PR, else here.
  */
 bool domset_match(const struct domset *d, const char *name, size_t len,
 		  const struct dom_probes *pr)
 {
 	struct dom_probes own;
-	uint8_t live[DOM_SUFFIX_MAX];
-	size_t mask = d->cap - 1;
-	unsigned k, n = 0;
 
 	if (!d->n || !len)
 		return false;
 	if (!pr) {
 		domset_probes(name, len, &own);
 		pr = &own;
+		domset_prefetch(d, pr, DOM_AHEAD_FILTER);
+		domset_prefetch(d, pr, DOM_AHEAD_SLOTS);
 	}
-	for (k = 0; d->filter && k < pr->n; k++)
-		__builtin_prefetch(&d->filter[filter_word(d, pr->h[k])]);
-	for (k = 0; k < pr->n; k++) {
-		if (!filter_maybe(d, pr->h[k]))
-			continue;
-		__builtin_prefetch(&d->slot[(size_t)pr->h[k] & mask]);
-		live[n++] = (uint8_t)k;
-	}
-	for (unsigned j = 0; j < n; j++) {
-		size_t slot = probe_slot(d, pr, live[j], name, len);
+	for (unsigned k = 0; k < pr->n; k++) {
+		size_t slot;
 		unsigned f;
 
+		if (!filter_maybe(d, pr->p[k].h, pr->p[k].bits))
+			continue;
+		slot = probe_slot(d, pr, k, name, len);
 		if (!d->slot[slot].off)
 			continue;
 		f = (uint8_t)d->arena[d->slot[slot].off - 1];
-		if (f & (pr->at[live[j]] == 0 ? DOM_EXACT : DOM_BELOW))
+		if (f & (pr->at[k] == 0 ? DOM_EXACT : DOM_BELOW))
 			return true;
 	}
 	return false;
@@ -412,11 +441,11 @@ void domset_prefetch(const struct domset *d, const struct dom_probes *pr,
 	if (!d->n || !d->filter)
 		return;
 	for (unsigned k = 0; k < pr->n; k++) {
-		uint64_t h = pr->h[k];
+		uint64_t h = pr->p[k].h;
 
 		if (step == DOM_AHEAD_FILTER)
 			__builtin_prefetch(&d->filter[filter_word(d, h)]);
-		else if (!filter_maybe(d, h))
+		else if (!filter_maybe(d, h, pr->p[k].bits))
 			continue;
 		else if (step == DOM_AHEAD_SLOTS)
 			__builtin_prefetch(&d->slot[(size_t)h & (d->cap - 1)]);

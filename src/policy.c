@@ -546,16 +546,17 @@ static void compile_add(struct policy *p, const struct conf *c,
 static void note_name_set(struct policy *p, const struct cmatch *m)
 {
 	unsigned proto = policy_name_proto(m->field), i;
+	const struct domset *dom = m->set ? set_domset(m->set) : NULL;
 
-	if (proto == NP_NONE || !m->set || set_kind(m->set) != SETK_DOMAIN)
+	if (proto == NP_NONE || !dom)
 		return;
 	for (i = 0; i < p->n_name_sets; i++)
-		if (p->name_sets[i].set == m->set)
+		if (p->name_sets[i].dom == dom)
 			break;
 	if (i == POLICY_NAME_SETS)
 		return;		/* a hint: the first few are enough */
 	if (i == p->n_name_sets)
-		p->name_sets[p->n_name_sets++].set = m->set;
+		p->name_sets[p->n_name_sets++].dom = dom;
 	p->name_sets[i].protos |= 1u << proto;
 }
 
@@ -564,7 +565,7 @@ void policy_prefetch_name(const struct policy *p, unsigned proto,
 {
 	for (unsigned i = 0; i < p->n_name_sets; i++)
 		if (p->name_sets[i].protos & (1u << proto))
-			set_prefetch_domain(p->name_sets[i].set, pr, step);
+			domset_prefetch(p->name_sets[i].dom, pr, step);
 }
 
 static int compile_rule(struct policy *p, const struct conf *c,

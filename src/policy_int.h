@@ -135,7 +135,7 @@ struct policy {
 	 * protocols (1 << NP_*) whose names it is asked about: what
 	 * policy_prefetch_name() asks memory for (the first few). */
 	struct name_set {
-		const struct set *set;
+		const struct domset *dom;
 		unsigned protos;
 	} name_sets[POLICY_NAME_SETS];
 	unsigned n_name_sets;

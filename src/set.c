@@ -194,11 +194,9 @@ bool set_has_domain(const struct set *s, const char *name, size_t len,
 	return s->kind == SETK_DOMAIN && domset_match(s->dom, name, len, pr);
 }
 
-void set_prefetch_domain(const struct set *s, const struct dom_probes *pr,
-			 enum dom_ahead step)
+const struct domset *set_domset(const struct set *s)
 {
-	if (s->kind == SETK_DOMAIN)
-		domset_prefetch(s->dom, pr, step);
+	return s->kind == SETK_DOMAIN ? s->dom : NULL;
 }
 
 size_t set_bytes(const struct set *s)

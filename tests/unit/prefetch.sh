@@ -25,7 +25,7 @@ esac
 # FUNCTION:MIN prefetch instructions in its body (exported functions: a
 # static one may be inlined away under another name; flow_ahead_bucket's
 # two become one where the compiler merges their equal tails).
-want="flow_ahead:2 flow_ahead_bucket:1 domset_prefetch:3 domset_match:2"
+want="flow_ahead:2 flow_ahead_bucket:1 domset_prefetch:3"
 # Functions that only prefetch: some instruction calls or jumps to them.
 called="flow_ahead_bucket domset_prefetch"
 objdump -d --no-show-raw-insn "$nfqd" |
