@@ -73,18 +73,20 @@ bool domset_match(const struct domset *d, const char *name, size_t len,
 		  const struct dom_probes *pr);
 
 /*
- * Ask for the memory domset_match() of the name of PR will read, without
- * waiting for it, some packets before the match, so that the cache
- * misses of several packets' lookups overlap. A lookup reads the filter,
- * then the table slots the filter lets through, then the names those
- * slots point to: each step can only be asked for once the step before
- * has arrived, so the look-ahead calls this three times for a name, from
- * DOM_AHEAD_FILTER to DOM_AHEAD_NAMES, for the other packets of its
- * chunk in between (src/queue.c, names_ahead()).
+ * The memory domset_match() of the name of PR will read, some packets
+ * before the match, so that the cache misses of several packets' lookups
+ * overlap: into W, for the caller to ask for with the other packets'
+ * (bigmem_fetch()), or asked for here when W is NULL. A lookup reads
+ * the filter, then the table slots the filter lets through, then the
+ * names those slots point to: each step can only be taken once the step
+ * before has arrived, so the look-ahead calls this three times for a
+ * name, from DOM_AHEAD_FILTER to DOM_AHEAD_NAMES, for the other packets
+ * of its chunk in between (src/queue.c, names_ahead()).
  */
 enum dom_ahead { DOM_AHEAD_FILTER, DOM_AHEAD_SLOTS, DOM_AHEAD_NAMES };
+struct bigmem_wants;
 void domset_prefetch(const struct domset *d, const struct dom_probes *pr,
-		     enum dom_ahead step);
+		     enum dom_ahead step, struct bigmem_wants *w);
 
 size_t domset_count(const struct domset *d);
 /* Bytes the set holds (table, arena and filter). */

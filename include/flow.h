@@ -27,6 +27,7 @@
 #define FLOW_AHEAD 2
 
 struct flowtab;
+struct bigmem_wants;
 
 /* Counters; the owning worker writes, anyone may read (relaxed). */
 struct flow_counters {
@@ -111,10 +112,11 @@ void flow_packet_names(const struct flowtab *t, const struct pkt *pkt,
  * query) it is that name, the guess that the segment starts its flow,
  * which the flow decides on later. Either way a name it finds (PRESENT)
  * is what the rules will likely look up: its memory can be asked for
- * early (policy_prefetch_name()).
+ * early (policy_prefetch_name()). A TCP segment's flow bucket lines go
+ * into W (NULL: nowhere), for the caller's bigmem_fetch().
  */
 void flow_ahead(const struct flowtab *t, const struct pkt *pkt,
-		struct flow_ahead *out);
+		struct flow_ahead *out, struct bigmem_wants *w);
 /*
  * The name of a ClientHello that starts in TCP segment A and ends in B,
  * the segment that follows it on the same flow (flow_ahead() said FA of
@@ -127,10 +129,10 @@ bool flow_ahead_pair(const struct flowtab *t, const struct pkt *a,
 		     const struct flow_ahead *fa, const struct pkt *b,
 		     const struct flow_ahead *fb, struct name_out *out);
 /*
- * A packet or two after flow_ahead() of PKT (AHEAD), which asked for its
- * flow bucket's lines: ask for the line of the flow a TCP segment will
- * find there (and note its slot in AHEAD: flow_names() looks there
- * first), or that a SYN's new flow will take (NOW_NS as flow_names();
+ * A packet or two after flow_ahead() of PKT (AHEAD), its flow bucket's
+ * lines asked for (bigmem_fetch()): ask for the line of the flow a TCP
+ * segment will find there (and note its slot in AHEAD: flow_names()
+ * looks there first), or that a SYN's new flow will take (NOW_NS as flow_names();
  * noted too: flow_names() takes it if it is still free or idle). PREV:
  * what this said of the packet received just before PKT, or NULL; a
  * segment of the same flow (a burst) takes the slot PREV saw or chose,

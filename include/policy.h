@@ -66,14 +66,14 @@ void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
 bool policy_has_names(const struct policy *p);
 
 /*
- * Ask for the memory the lookups of a name of protocol PROTO (enum
- * name_proto) with probes PR (domset_probes()) in the policy's domain
- * sets will read at STEP (domset_prefetch()), without waiting for it: a
- * few packets before the packet is judged, so that the cache misses of
- * several packets overlap.
+ * The memory the lookups of a name of protocol PROTO (enum name_proto)
+ * with probes PR (domset_probes()) in the policy's domain sets will read
+ * at STEP, into W (domset_prefetch()): a few packets before the packet
+ * is judged, so that the cache misses of several packets overlap.
  */
 void policy_prefetch_name(const struct policy *p, unsigned proto,
-			  const struct dom_probes *pr, enum dom_ahead step);
+			  const struct dom_probes *pr, enum dom_ahead step,
+			  struct bigmem_wants *w);
 
 enum policy_eval { POLICY_EVAL_AUTO, POLICY_EVAL_LINEAR, POLICY_EVAL_INDEX };
 #define POLICY_INDEX_MIN_RULES	8

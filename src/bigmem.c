@@ -147,3 +147,11 @@ void bigmem_prefault(void *p, size_t n)
 	for (size_t i = 0; i < n; i += step)
 		c[i] = 0;
 }
+
+BIGMEM_PREFETCH_ONLY
+void bigmem_fetch(struct bigmem_wants *w)
+{
+	for (unsigned i = 0; i < w->n; i++)
+		__builtin_prefetch(w->at[i]);
+	w->n = 0;
+}

@@ -404,8 +404,8 @@ bool domset_match(const struct domset *d, const char *name, size_t len,
 	if (!pr) {
 		domset_probes(name, len, &own);
 		pr = &own;
-		domset_prefetch(d, pr, DOM_AHEAD_FILTER);
-		domset_prefetch(d, pr, DOM_AHEAD_SLOTS);
+		domset_prefetch(d, pr, DOM_AHEAD_FILTER, NULL);
+		domset_prefetch(d, pr, DOM_AHEAD_SLOTS, NULL);
 	}
 	for (unsigned k = 0; k < pr->n; k++) {
 		size_t slot;
@@ -423,20 +423,30 @@ bool domset_match(const struct domset *d, const char *name, size_t len,
 	return false;
 }
 
+/* P into W, or asked for now without W. */
+static inline void want(struct bigmem_wants *w, const void *p)
+{
+	if (w)
+		bigmem_want(w, p);
+	else
+		__builtin_prefetch(p);
+}
+
 /* DOM_AHEAD_NAMES for hash H: the flags and name of every slot of its
  * chain whose tag is H's (the slots arrived after DOM_AHEAD_SLOTS). */
-static void prefetch_names(const struct domset *d, uint64_t h)
+static void want_names(const struct domset *d, uint64_t h,
+		       struct bigmem_wants *w)
 {
 	size_t mask = d->cap - 1, i = (size_t)h & mask;
 
 	for (; d->slot[i].off; i = (i + 1) & mask)
 		if (d->slot[i].tag == tag_of(h))
-			__builtin_prefetch(d->arena + d->slot[i].off - 1);
+			want(w, d->arena + d->slot[i].off - 1);
 }
 
 BIGMEM_PREFETCH_ONLY
 void domset_prefetch(const struct domset *d, const struct dom_probes *pr,
-		     enum dom_ahead step)
+		     enum dom_ahead step, struct bigmem_wants *w)
 {
 	if (!d->n || !d->filter)
 		return;
@@ -444,13 +454,13 @@ void domset_prefetch(const struct domset *d, const struct dom_probes *pr,
 		uint64_t h = pr->p[k].h;
 
 		if (step == DOM_AHEAD_FILTER)
-			__builtin_prefetch(&d->filter[filter_word(d, h)]);
+			want(w, &d->filter[filter_word(d, h)]);
 		else if (!filter_maybe(d, h, pr->p[k].bits))
 			continue;
 		else if (step == DOM_AHEAD_SLOTS)
-			__builtin_prefetch(&d->slot[(size_t)h & (d->cap - 1)]);
+			want(w, &d->slot[(size_t)h & (d->cap - 1)]);
 		else
-			prefetch_names(d, h);
+			want_names(d, h, w);
 	}
 }
 

@@ -351,18 +351,17 @@ static size_t bucket_of(const struct flowtab *t, uint64_t h)
 #endif
 }
 
-/* Ask for the lines of the bucket of hash H. Always
- * inlined: a static function that only prefetches has no side effects
- * as far as GCC's mod/ref analysis (-fipa-modref, GCC 12 at -O2) can
- * tell, and its calls are deleted as dead code; they were, and the
- * bucket was never asked for (tests/unit/prefetch.sh). */
-static inline __attribute__((always_inline)) void
-prefetch_bucket(const struct flowtab *t, uint64_t h)
+/* The lines of the bucket of hash H, into W (bigmem_fetch() asks for
+ * them); without W, nothing. */
+static void want_bucket(const struct flowtab *t, uint64_t h,
+			struct bigmem_wants *w)
 {
 	size_t b = bucket_of(t, h);
 
-	__builtin_prefetch(&t->hs[b]);
-	__builtin_prefetch(&t->seen[b]);
+	if (!w)
+		return;
+	bigmem_want(w, &t->hs[b]);
+	bigmem_want(w, &t->seen[b]);
 }
 
 /* Is F's key P's flow (make_key(P, FROM_CLIENT))? A word at a time,
@@ -789,7 +788,7 @@ ahead_hello(const struct flowtab *t, const struct pkt *p, const uint8_t *d,
 }
 
 void flow_ahead(const struct flowtab *t, const struct pkt *p,
-		struct flow_ahead *out)
+		struct flow_ahead *out, struct bigmem_wants *w)
 {
 	const uint8_t *d;
 	uint32_t copied, len;
@@ -809,7 +808,7 @@ void flow_ahead(const struct flowtab *t, const struct pkt *p,
 	out->copied = copied;
 	out->len = len;
 	out->hash = hash_flow(t, p, true);
-	prefetch_bucket(t, out->hash);
+	want_bucket(t, out->hash, w);
 	/* What parse_stream() finds if this is the flow's start; only for
 	 * what may be a TLS record (other data is not parsed here). */
 	if (copied && copied <= FLOW_GATHER && d[0] == 0x16)

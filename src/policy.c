@@ -561,11 +561,12 @@ static void note_name_set(struct policy *p, const struct cmatch *m)
 }
 
 void policy_prefetch_name(const struct policy *p, unsigned proto,
-			  const struct dom_probes *pr, enum dom_ahead step)
+			  const struct dom_probes *pr, enum dom_ahead step,
+			  struct bigmem_wants *w)
 {
 	for (unsigned i = 0; i < p->n_name_sets; i++)
 		if (p->name_sets[i].protos & (1u << proto))
-			domset_prefetch(p->name_sets[i].dom, pr, step);
+			domset_prefetch(p->name_sets[i].dom, pr, step, w);
 }
 
 static int compile_rule(struct policy *p, const struct conf *c,

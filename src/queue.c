@@ -689,9 +689,10 @@ static int receive(struct queue *q, unsigned room, int flags)
 }
 
 /* Parse datagram I's packet message (if it is one, whole) into its
- * q->ahead slot with what it alone shows of its names, and ask for the
- * memory the lookups of the name it shows will read. True if it shows
- * one (the steps after this one have something to do). */
+ * q->ahead slot with what it alone shows of its names, and note in
+ * q->wants the memory its flow's lookup and the lookups of the name it
+ * shows will read first. True if it shows a name (the steps after this
+ * one have something to do). */
 static bool names_prefetch(struct queue *q, const struct policy *pol,
 			   int i)
 {
@@ -710,7 +711,7 @@ static bool names_prefetch(struct queue *q, const struct policy *pol,
 		return false;
 	a->parsed = true;
 	a->probed = false;
-	flow_ahead(q->flows, &a->p, &a->fa);
+	flow_ahead(q->flows, &a->p, &a->fa, &q->wants);
 	if (n->state == PKT_PRESENT && n->n.len) {
 		a->name = &n->n;
 		a->probed_proto = n->proto;
@@ -727,12 +728,12 @@ static bool names_prefetch(struct queue *q, const struct policy *pol,
 	domset_probes(a->name->name, a->name->len, &an->probes);
 	a->probed = an->probes.n > 0;
 	policy_prefetch_name(pol, a->probed_proto, &an->probes,
-			     DOM_AHEAD_FILTER);
+			     DOM_AHEAD_FILTER, &q->wants);
 	return a->probed;
 }
 
-/* Datagram I's next step of its name's lookups (domset_prefetch()):
- * the memory the step before asked for is at hand now. */
+/* Datagram I's next step of its name's lookups (domset_prefetch()),
+ * into q->wants: the memory the step before asked for is at hand now. */
 static void probes_prefetch(struct queue *q, const struct policy *pol,
 			    int i, enum dom_ahead step)
 {
@@ -740,7 +741,8 @@ static void probes_prefetch(struct queue *q, const struct policy *pol,
 
 	if (a->parsed && a->probed)
 		policy_prefetch_name(pol, a->probed_proto,
-				     &q->ahead_names[i].probes, step);
+				     &q->ahead_names[i].probes, step,
+				     &q->wants);
 }
 
 /* Datagram I's second step, its flow's bucket now at hand: ask for the
@@ -766,9 +768,12 @@ static inline void flow_prefetch(struct queue *q, int i)
  * its lookups asked for; then, the filter words at hand, the table slots
  * the filter lets through are asked for, and then the names those slots
  * point to: each step's misses overlap across the chunk instead of
- * adding up. A chunk, not the whole batch: what was asked for must
- * still be in the cache when its packet is judged, and the batch option
- * allows 1024. Each datagram is parsed so once, before it is judged
+ * adding up. Each step first notes the addresses of the whole chunk,
+ * then asks for them back to back (bigmem_fetch(): a miss here is a
+ * page-table walk too, and walks overlap only when the prefetches that
+ * start them are close together). A chunk, not the whole batch: what
+ * was asked for must still be in the cache when its packet is judged,
+ * and the batch option allows 1024. Each datagram is parsed so once, before it is judged
  * (handle_msg() takes the parse): nothing is parsed twice.
  */
 static void names_ahead(struct queue *q, const struct policy *pol, int from,
@@ -778,12 +783,15 @@ static void names_ahead(struct queue *q, const struct policy *pol, int from,
 
 	for (int k = from; k < to; k++)
 		named += names_prefetch(q, pol, k);
+	bigmem_fetch(&q->wants);
 	if (!named)
 		return;		/* no name: no lookup to prepare */
 	for (int k = from; k < to; k++)
 		probes_prefetch(q, pol, k, DOM_AHEAD_SLOTS);
+	bigmem_fetch(&q->wants);
 	for (int k = from; k < to; k++)
 		probes_prefetch(q, pol, k, DOM_AHEAD_NAMES);
+	bigmem_fetch(&q->wants);
 }
 
 /*

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "bigmem.h"
 #include "domset.h"
 #include "flow.h"
 #include "names.h"
@@ -101,6 +102,9 @@ struct queue {
 	 * is judged faster without it. ahead_skip: the last batch had none
 	 * (the next is judged without it); ahead_want: this one has one. */
 	bool ahead_skip, ahead_want;
+	/* The memory a step of the look-ahead found that a later step or
+	 * the judging will read, asked for together (bigmem_fetch()). */
+	struct bigmem_wants wants;
 	uint64_t rx_ns;		/* monotonic time of the datagrams judged now */
 	bool rx_names;		/* their policy matches names */
 	struct verdict_batch vb;

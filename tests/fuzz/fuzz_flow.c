@@ -280,7 +280,7 @@ static void judge_ahead(struct flowtab *t, size_t slots, struct fpkt *b,
 	static struct flow_ahead fa[BATCH_MAX];
 
 	for (int i = 0; i < n; i++)
-		flow_ahead(t, &b[i].p, &fa[i]);
+		flow_ahead(t, &b[i].p, &fa[i], NULL);
 	for (int i = 0; i < n; i++) {
 		void *fl;
 

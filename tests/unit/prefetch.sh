@@ -10,7 +10,8 @@
 # deleted every call of domset_prefetch() and flow_ahead_bucket() (the
 # out-of-line part of flow_ahead_line()), which only prefetch (now
 # noipa: BIGMEM_PREFETCH_ONLY): so those must also be called from
-# somewhere.
+# somewhere. The look-ahead's steps now note addresses in a list that
+# bigmem_fetch() asks for: it too only prefetches.
 set -u
 nfqd=${NFQD:?}
 command -v objdump >/dev/null || { echo "FAIL: needs objdump (binutils)"; exit 1; }
@@ -25,9 +26,9 @@ esac
 # FUNCTION:MIN prefetch instructions in its body (exported functions: a
 # static one may be inlined away under another name; flow_ahead_bucket's
 # two become one where the compiler merges their equal tails).
-want="flow_ahead:2 flow_ahead_bucket:1 domset_prefetch:3"
+want="flow_ahead_bucket:1 domset_prefetch:3 bigmem_fetch:1"
 # Functions that only prefetch: some instruction calls or jumps to them.
-called="flow_ahead_bucket domset_prefetch"
+called="flow_ahead_bucket domset_prefetch bigmem_fetch"
 objdump -d --no-show-raw-insn "$nfqd" |
 awk -v insn="$insn" -v want="$want" -v called="$called" '
 	/^[0-9a-f]+ <[^>]+>:$/ { fn = $2; gsub(/[<>:]/, "", fn); next }

@@ -3,7 +3,8 @@
  * test_bigmem.c - large tables' memory: zeroed, the whole size usable,
  * kept across a resize, and (outside AddressSanitizer, which gets malloc
  * memory) starting on a 2 MB boundary from 2 MB up, so that a table of
- * 2 MB can be one transparent huge page.
+ * 2 MB can be one transparent huge page; a list of wanted addresses
+ * bounded.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -71,11 +72,36 @@ static void test_resize(void **state)
 	bigmem_free(p, 100);
 }
 
+/* A list of wanted addresses keeps the first BIGMEM_WANTS_MAX in order,
+ * writes nothing past its end however many are noted (the canary after
+ * it), and bigmem_fetch() empties it. */
+static void test_wants(void **state)
+{
+	static struct {
+		struct bigmem_wants w;
+		uintptr_t canary;
+	} s = { .canary = 0x5a5a5a5a };
+	static char mem[2 * BIGMEM_WANTS_MAX];
+
+	(void)state;
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < sizeof(mem); i++)
+			bigmem_want(&s.w, mem + i);
+		assert_int_equal(s.w.n, BIGMEM_WANTS_MAX);
+		for (unsigned i = 0; i < BIGMEM_WANTS_MAX; i++)
+			assert_ptr_equal(s.w.at[i], mem + i);
+		assert_int_equal(s.canary, 0x5a5a5a5a);
+		bigmem_fetch(&s.w);
+		assert_int_equal(s.w.n, 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_resize),
+		cmocka_unit_test(test_wants),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -152,7 +152,7 @@ static void *names_of(struct flowtab *t, struct pkt p, enum flow_fate *fate)
 	now += 1000;
 	if (!use_ahead)
 		return flow_names(t, &p, now, NULL, &out, fate);
-	flow_ahead(t, &p, &a);
+	flow_ahead(t, &p, &a, NULL);
 	flow_ahead_line(t, &p, &a, NULL, now);
 	return flow_names(t, &p, now, &a, &out, fate);
 }
@@ -191,7 +191,7 @@ static void test_tls_ahead(void **state)
 	/* The flow's first bytes: the name, with or without the guess. */
 	names_of(t, tcp_to(4000, 443, TCPF_SYN, 1, "", 0), &fate);
 	p = tcp_to(4000, 443, TCPF_ACK, 2, rec, n);
-	flow_ahead(t, &p, &a);
+	flow_ahead(t, &p, &a, NULL);
 	assert_int_equal(a.names.state, PKT_PRESENT);
 	assert_string_equal(a.names.n.name, "example.com");
 	names_of(t, p, &fate);
@@ -206,7 +206,7 @@ static void test_tls_ahead(void **state)
 
 	/* To a DNS port it is a DNS stream, never a ClientHello. */
 	p = tcp_to(4002, 53, TCPF_ACK, 2, rec, n);
-	flow_ahead(t, &p, &a);
+	flow_ahead(t, &p, &a, NULL);
 	assert_int_equal(a.names.state, PKT_ABSENT);
 	names_of(t, tcp_to(4002, 53, TCPF_SYN, 1, "", 0), &fate);
 	names_of(t, tcp_to(4002, 53, TCPF_ACK, 2, rec, n), &fate);
@@ -243,8 +243,8 @@ static void test_tls_pair(void **state)
 		p1 = kept(tcp_to(4000, 443, TCPF_ACK, 2, rec, k), b1);
 		p2 = kept(tcp_to(4000, 443, TCPF_ACK, 2 + (uint32_t)k,
 				 rec + k, len - k), b2);
-		flow_ahead(t, &p1, &a1);
-		flow_ahead(t, &p2, &a2);
+		flow_ahead(t, &p1, &a1, NULL);
+		flow_ahead(t, &p2, &a2, NULL);
 		assert_true(a1.more);
 		assert_true(flow_ahead_pair(t, &p1, &a1, &p2, &a2, &n));
 		assert_string_equal(n.name, "example.com");
@@ -253,22 +253,22 @@ static void test_tls_pair(void **state)
 	}
 	/* A gap between them, another flow, another port's flow. */
 	p1 = kept(tcp_to(4000, 443, TCPF_ACK, 2, rec, 100), b1);
-	flow_ahead(t, &p1, &a1);
+	flow_ahead(t, &p1, &a1, NULL);
 	p2 = kept(tcp_to(4000, 443, TCPF_ACK, 103, rec + 100, len - 100), b2);
-	flow_ahead(t, &p2, &a2);
+	flow_ahead(t, &p2, &a2, NULL);
 	assert_false(flow_ahead_pair(t, &p1, &a1, &p2, &a2, &n));
 	p2 = kept(tcp_to(4001, 443, TCPF_ACK, 102, rec + 100, len - 100), b2);
-	flow_ahead(t, &p2, &a2);
+	flow_ahead(t, &p2, &a2, NULL);
 	assert_false(flow_ahead_pair(t, &p1, &a1, &p2, &a2, &n));
 	/* A first segment cut short (more sent than copied). */
 	p1 = kept(tcp_to(4000, 443, TCPF_ACK, 2, rec, 100), b1);
 	p1.th_len += 50;
-	flow_ahead(t, &p1, &a1);
+	flow_ahead(t, &p1, &a1, NULL);
 	assert_false(a1.more);
 	/* Bytes that are no ClientHello start. */
 	p1 = kept(tcp_to(4000, 443, TCPF_ACK, 2, "GET / HTTP/1.1\r\n", 16),
 		  b1);
-	flow_ahead(t, &p1, &a1);
+	flow_ahead(t, &p1, &a1, NULL);
 	assert_false(a1.more);
 	flowtab_free(t);
 }
@@ -501,7 +501,7 @@ static void test_stale_slot(void **state)
 
 	/* Looked at ahead while the flow is there: its slot is noted. */
 	later = tcp(5000, TCPF_ACK, 2 + sizeof(head_a) - 1, "x", 1);
-	flow_ahead(t, &later, &a);
+	flow_ahead(t, &later, &a, NULL);
 	flow_ahead_line(t, &later, &a, NULL, now);
 	assert_int_not_equal(a.slot, 0);
 	slot = a.slot;
@@ -542,7 +542,7 @@ static void test_stale_fresh(void **state)
 	(void)state;
 	assert_non_null(t);
 	p = syn(5000);
-	flow_ahead(t, &p, &a);
+	flow_ahead(t, &p, &a, NULL);
 	flow_ahead_line(t, &p, &a, NULL, now);
 	assert_int_not_equal(a.fresh, 0);
 
@@ -558,7 +558,7 @@ static void test_stale_fresh(void **state)
 
 	/* A note out of the bucket: a slot of it is chosen as ever. */
 	p = syn(5002);
-	flow_ahead(t, &p, &a);
+	flow_ahead(t, &p, &a, NULL);
 	flow_ahead_line(t, &p, &a, NULL, now);
 	a.fresh = 1000000;
 	assert_non_null(flow_names(t, &p, now, &a, &out, &fate));
@@ -592,12 +592,12 @@ static void test_burst_slot(void **state)
 	 * (Each packet is judged before the next is made: they share the
 	 * test's one packet buffer.) */
 	ps = syn(5000);
-	flow_ahead(t, &ps, &fs);
+	flow_ahead(t, &ps, &fs, NULL);
 	flow_ahead_line(t, &ps, &fs, NULL, now);
 	assert_int_not_equal(fs.fresh, 0);
 	assert_non_null(flow_names(t, &ps, now, &fs, &out, &fate));
 	pd = tcp(5000, TCPF_ACK, 2, head_a, sizeof(head_a) - 1);
-	flow_ahead(t, &pd, &fd);
+	flow_ahead(t, &pd, &fd, NULL);
 	flow_ahead_line(t, &pd, &fd, &fs, now);
 	assert_int_equal(fd.slot, fs.fresh);
 	a_slot = fd.slot;
@@ -606,7 +606,7 @@ static void test_burst_slot(void **state)
 
 	/* The next segment: the slot its flow is in. */
 	px = tcp(5000, TCPF_ACK, 2 + sizeof(head_a) - 1, "x", 1);
-	flow_ahead(t, &px, &fx);
+	flow_ahead(t, &px, &fx, NULL);
 	flow_ahead_line(t, &px, &fx, &fd, now);
 	assert_int_equal(fx.slot, fd.slot);
 	flow_names(t, &px, now, &fx, &out, &fate);
@@ -614,7 +614,7 @@ static void test_burst_slot(void **state)
 
 	/* Another flow's segment after it looks at the bucket. */
 	pb = tcp(5001, TCPF_ACK, 2 + sizeof(head_b) - 1, "x", 1);
-	flow_ahead(t, &pb, &fb);
+	flow_ahead(t, &pb, &fb, NULL);
 	flow_ahead_line(t, &pb, &fb, &fx, now);
 	assert_int_not_equal(fb.slot, 0);
 	assert_int_not_equal(fb.slot, fx.slot);
@@ -622,7 +622,7 @@ static void test_burst_slot(void **state)
 	/* A stale hint (B's slot, as if A had moved): A is still found. */
 	fx.slot = fb.slot;
 	px = tcp(5000, TCPF_ACK, 2 + sizeof(head_a) - 1, "x", 1);
-	flow_ahead(t, &px, &fd);
+	flow_ahead(t, &px, &fd, NULL);
 	flow_ahead_line(t, &px, &fd, &fx, now);
 	assert_int_equal(fd.slot, fb.slot);
 	assert_non_null(flow_names(t, &px, now, &fd, &out, &fate));
@@ -631,7 +631,7 @@ static void test_burst_slot(void **state)
 	/* A SYN after a packet of its flow (the stale hint again) looks
 	 * at the bucket: it sees A where A is. */
 	ps = syn(5000);
-	flow_ahead(t, &ps, &fs);
+	flow_ahead(t, &ps, &fs, NULL);
 	flow_ahead_line(t, &ps, &fs, &fx, now);
 	assert_int_equal(fs.slot, a_slot);
 	flowtab_free(t);

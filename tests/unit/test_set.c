@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigmem.h"
 #include "domset.h"
 #include "set.h"
 
@@ -379,6 +380,7 @@ static void test_domain_words(void **state)
 	static unsigned flags[WORDS_N];
 	struct domset *d = domset_new();
 	struct dom_probes pr;
+	static struct bigmem_wants wants;
 	char q[512];
 
 	srand(4242);
@@ -411,11 +413,15 @@ static void test_domain_words(void **state)
 		}
 		assert_int_equal(domset_match(d, q, len, NULL), want);
 		/* The same with probes made first and the look-ahead's
-		 * three steps asked for (what a queue does). */
+		 * three steps asked for (what a queue does), at once or
+		 * through a list of wanted addresses. */
 		domset_probes(q, len, &pr);
 		for (int step = DOM_AHEAD_FILTER; step <= DOM_AHEAD_NAMES;
-		     step++)
-			domset_prefetch(d, &pr, (enum dom_ahead)step);
+		     step++) {
+			domset_prefetch(d, &pr, (enum dom_ahead)step,
+					iter % 2 ? &wants : NULL);
+			bigmem_fetch(&wants);
+		}
 		assert_int_equal(domset_match(d, q, len, &pr), want);
 	}
 	domset_free(d);
