@@ -54,8 +54,9 @@ void bigmem_prefault(void *p, size_t n);
  * virtual machine: a random read in 64 MB took 176 ns in the benchmark's
  * VM, in 4 MB 23 ns). With a packet's parsing between two prefetches,
  * one walk at a time is under way; with the prefetches side by side,
- * several are: the DNS drain of the 1,000,000-name benchmark went from
- * 0.75x to 0.80x the floor (docs/performance.md).
+ * several are: side by side, the DNS drain of the 1,000,000-name
+ * benchmark went from 0.757x to 0.811x the floor (docs/performance.md,
+ * "Since f2a2fd1").
  */
 #define BIGMEM_WANTS_MAX 1024
 struct bigmem_wants {
