@@ -132,12 +132,13 @@ bool flow_ahead_pair(const struct flowtab *t, const struct pkt *a,
  * A packet or two after flow_ahead() of PKT (AHEAD), its flow bucket's
  * lines asked for (bigmem_fetch()): ask for the line of the flow a TCP
  * segment will find there (and note its slot in AHEAD: flow_names()
- * looks there first), or that a SYN's new flow will take (NOW_NS as flow_names();
- * noted too: flow_names() takes it if it is still free or idle). PREV:
- * what this said of the packet received just before PKT, or NULL; a
- * segment of the same flow (a burst) takes the slot PREV saw or chose,
- * whose line PREV asked for, without a look at the bucket. Inline, as
- * most segments of a burst end there; flow_ahead_bucket() is the rest.
+ * looks there first), or that a SYN's new flow will take (NOW_NS as
+ * flow_names(); noted too: flow_names() takes it if it is still free or
+ * idle). PREV: what this said of the packet received just before PKT,
+ * or NULL; a segment of the same flow (a burst) takes the slot PREV saw
+ * or chose, whose line PREV asked for, without a look at the bucket.
+ * Inline, as most segments of a burst end there; flow_ahead_bucket() is
+ * the rest.
  */
 void flow_ahead_bucket(const struct flowtab *t, const struct pkt *pkt,
 		       struct flow_ahead *ahead, uint64_t now_ns);

@@ -356,10 +356,11 @@ static size_t bucket_of(const struct flowtab *t, uint64_t h)
 static void want_bucket(const struct flowtab *t, uint64_t h,
 			struct bigmem_wants *w)
 {
-	size_t b = bucket_of(t, h);
+	size_t b;
 
 	if (!w)
 		return;
+	b = bucket_of(t, h);
 	bigmem_want(w, &t->hs[b]);
 	bigmem_want(w, &t->seen[b]);
 }

@@ -773,8 +773,9 @@ static inline void flow_prefetch(struct queue *q, int i)
  * page-table walk too, and walks overlap only when the prefetches that
  * start them are close together). A chunk, not the whole batch: what
  * was asked for must still be in the cache when its packet is judged,
- * and the batch option allows 1024. Each datagram is parsed so once, before it is judged
- * (handle_msg() takes the parse): nothing is parsed twice.
+ * and the batch option allows 1024. Each datagram is parsed so once,
+ * before it is judged (handle_msg() takes the parse): nothing is parsed
+ * twice.
  */
 static void names_ahead(struct queue *q, const struct policy *pol, int from,
 			int to)
