@@ -102,9 +102,6 @@ struct queue {
 	 * is judged faster without it. ahead_skip: the last batch had none
 	 * (the next is judged without it); ahead_want: this one has one. */
 	bool ahead_skip, ahead_want;
-	/* The memory a step of the look-ahead found that a later step or
-	 * the judging will read, asked for together (bigmem_fetch()). */
-	struct bigmem_wants wants;
 	uint64_t rx_ns;		/* monotonic time of the datagrams judged now */
 	bool rx_names;		/* their policy matches names */
 	struct verdict_batch vb;
@@ -181,6 +178,12 @@ struct queue {
 	int64_t hook_seen[QUEUE_HOOKS];
 	/* main thread only */
 	struct queue_counters base __attribute__((aligned(64)));
+
+	/* The worker's: the memory a step of the look-ahead found that a
+	 * later step or the judging will read, asked for together
+	 * (bigmem_fetch()). Last: its 8 kB would part the fields above
+	 * that every batch reads. */
+	struct bigmem_wants wants;
 };
 
 
