@@ -413,6 +413,13 @@ static bool is_static(const struct policy_set_view *v, const uint8_t k[16])
 	return set_has_u32(v->elems, u);
 }
 
+/* Is K also a runtime element (added with the same value as a config
+ * or file element: its delete removes it, the value stays matched)? */
+static bool is_runtime(const struct policy_set_view *v, const uint8_t k[16])
+{
+	return dynset_has_u128(v->dyn, k);
+}
+
 static int apply_delete(const struct policy_set_view *v, struct keys *ks,
 			json_t **out)
 {
@@ -420,7 +427,7 @@ static int apply_delete(const struct policy_set_view *v, struct keys *ks,
 	char text[64];
 
 	for (size_t i = 0; i < ks->n; i++) {
-		if (!is_static(v, ks->k[i]))
+		if (!is_static(v, ks->k[i]) || is_runtime(v, ks->k[i]))
 			continue;
 		policy_elem_text(v->type, ks->k[i], text, sizeof(text));
 		*out = err_json("set %s: %s comes from the %s; nothing "

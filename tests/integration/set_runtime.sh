@@ -178,6 +178,18 @@ until grep -q "set spare: type changed: 1 runtime elements dropped" "$TMP/nfqd.l
 	sleep 0.1
 done
 
+# A runtime element with a config element's value: its delete works (the
+# value stays in the config); the config element alone cannot be deleted.
+ctl set add ports 7 >"$TMP/out" || fail "add of a config value: $(cat "$TMP/out")"
+grep -q "^set ports: 1 added" "$TMP/out" || fail "add of a config value: $(cat "$TMP/out")"
+ctl -j set delete ports 7 >"$TMP/del.json" 2>&1 || fail "delete of a runtime element with a config value: $(cat "$TMP/del.json")"
+json_check "$TMP/del.json" "assert d['deleted'] == 1 and d['absent'] == 0, d" || fail "delete JSON (config value)"
+ctl set delete ports 7 >/dev/null 2>&1 && fail "config element deleted"
+ctl -j set list ports >"$TMP/list.json" || fail "set list ports failed"
+json_check "$TMP/list.json" "
+assert d['elements'] == [{'element': '7', 'origin': 'config', 'expires': None}], d
+" || fail "config element gone after the runtime delete"
+
 # A restart keeps them: saved at stop, restored at start (and the file
 # removed), with the time they had left.
 ctl set add blocked 192.0.2.1 >/dev/null || fail "add before restart"
