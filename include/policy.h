@@ -100,6 +100,15 @@ const char *policy_flag_user(const struct policy *p, uint32_t flag);
  */
 void policy_share_dynsets(struct policy *p, const struct policy *old);
 
+/*
+ * After P replaced OLD and no worker counts into OLD any more (main
+ * thread): each rule of P whose hook had a rule of the same text in OLD
+ * goes on from that rule's packets and bytes (equal texts paired in
+ * order), and each hook's policy packets from OLD's: a reload starts no
+ * rule's counters again unless it changed the rule's text.
+ */
+void policy_carry_counters(struct policy *p, const struct policy *old);
+
 /* The named sets, for "nfqd-ctl sets" and "nfqd-ctl set ..." (main
  * thread; the pointers live as long as P). */
 struct policy_set_view {

@@ -1012,7 +1012,9 @@ static int reload_with(struct nfqd *d, struct conf *nc, struct diags *dg)
 			queue_set_rcvbuf(pl->next->q[i], nc->opts.rcvbuf);
 	/* Only now: every queue has the kernel flags P needs. */
 	policy_share_dynsets(p, old);
-	policy_free(registry_publish_policy(&d->reg, p));
+	old = registry_publish_policy(&d->reg, p);
+	policy_carry_counters(p, old);
+	policy_free(old);
 	commit_plan(d, pl);
 	free(pl);
 	drop_old_needs(d, nc, kflags);

@@ -1052,3 +1052,70 @@ void policy_counters_reset(struct policy *p)
 		__atomic_store_n(&p->base[i], cur, __ATOMIC_RELAXED);
 	}
 }
+
+/* Add X to what counter word I of P reports (main thread). */
+static void ctr_add(struct policy *p, size_t i, uint64_t x)
+{
+	uint64_t b = __atomic_load_n(&p->base[i], __ATOMIC_RELAXED);
+
+	__atomic_store_n(&p->base[i], b - x, __ATOMIC_RELAXED);
+}
+
+/* qsort() of rule pointers by text, then by position: equal texts stay
+ * in their order, so the k-th of a text pairs with the old k-th. */
+static int by_text(const void *a, const void *b)
+{
+	const struct crule *x = *(const struct crule *const *)a;
+	const struct crule *y = *(const struct crule *const *)b;
+	int c = strcmp(x->text, y->text);
+
+	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* The rules of hook H of P sorted by_text(), or NULL (no rule, ENOMEM). */
+static const struct crule **sorted_rules(const struct policy *p,
+					 enum conf_hook_id h)
+{
+	const struct chook *ch = &p->hooks[h];
+	const struct crule **v;
+
+	if (!ch->n || !(v = malloc(ch->n * sizeof(*v))))
+		return NULL;
+	for (unsigned i = 0; i < ch->n; i++)
+		v[i] = &p->rules[ch->first + i];
+	qsort(v, ch->n, sizeof(*v), by_text);
+	return v;
+}
+
+static void carry_hook(struct policy *p, const struct policy *old,
+		       enum conf_hook_id h)
+{
+	const struct crule **nv = sorted_rules(p, h);
+	const struct crule **ov = sorted_rules(old, h);
+	unsigned i = 0, j = 0, nn = p->hooks[h].n, on = old->hooks[h].n;
+
+	while (nv && ov && i < nn && j < on) {
+		int c = strcmp(nv[i]->text, ov[j]->text);
+
+		if (c == 0) {
+			ctr_add(p, 2 * (size_t)nv[i]->idx,
+				ctr_sum(old, 2 * (size_t)ov[j]->idx));
+			ctr_add(p, 2 * (size_t)nv[i]->idx + 1,
+				ctr_sum(old, 2 * (size_t)ov[j]->idx + 1));
+		}
+		i += c <= 0;
+		j += c >= 0;
+	}
+	free(nv);
+	free(ov);
+	ctr_add(p, 2 * (size_t)p->n_rules + h,
+		ctr_sum(old, 2 * (size_t)old->n_rules + h));
+}
+
+void policy_carry_counters(struct policy *p, const struct policy *old)
+{
+	if (!p || !old)
+		return;
+	for (unsigned h = 0; h < HOOK_MAX; h++)
+		carry_hook(p, old, (enum conf_hook_id)h);
+}

@@ -181,6 +181,33 @@ assert h['rules'][0]['packets'] == 0 and h['policy_packets'] == 0, h
 send_udp_to "$NS_A" 192.0.2.2 5 9
 wait_stats_field "$STATS" 0 13 5
 
+# A reload goes on counting the rules whose text it keeps (one series in
+# rules, top and Prometheus); a rule of a new text starts at 0.
+conf_file nfqd.conf >/dev/null <<EOF
+options {
+    queues { 0 };
+    stats-file "$STATS";
+    stats-interval 1;
+    control-socket "$SOCK";
+}
+hook input {
+    policy accept;
+    udp dport 10 drop;
+    udp dport 9 drop;
+}
+EOF
+ctl reload >/dev/null || fail "reload failed"
+send_udp_to "$NS_A" 192.0.2.2 2 9
+wait_stats_field "$STATS" 0 13 7
+ctl -j rules >"$TMP/rules3.json"
+json_check "$TMP/rules3.json" "
+h = [h for h in d['hooks'] if h['hook'] == 'input'][0]
+r = {x['rule']: x for x in h['rules']}
+assert r['udp dport 9 drop']['packets'] == 7, h
+assert r['udp dport 9 drop']['bytes'] == 7 * 46, h
+assert r['udp dport 10 drop']['packets'] == 0, h
+" || fail "rule counters not kept by a reload: $(cat "$TMP/rules3.json")"
+
 stop_nfqd
 [ ! -e "$STATS" ] || fail "stats file left after exit"
 [ ! -e "$SOCK" ] || fail "control socket left after exit"

@@ -321,6 +321,62 @@ static void test_addresses_and_family(void **state)
 	free_conf(c);
 }
 
+static struct policy *from_text(const char *text, struct conf **c)
+{
+	assert_int_equal(conf_load_buffer("t.conf", text, strlen(text), c,
+					  NULL), 0);
+	return build(*c, 1);
+}
+
+/* A reload's policy goes on from the old one's counters of the rules
+ * it keeps: same hook, same text, equal texts paired in order. */
+static void test_counters_carried(void **state)
+{
+	struct conf *c1 = NULL, *c2 = NULL;
+	struct policy *old = from_text("hook input { tcp dport 1 drop; "
+				       "tcp dport 2 drop; tcp dport 1 drop; "
+				       "udp dport 3 drop; }\n", &c1);
+	struct policy *p = from_text("hook input { tcp dport 9 drop; "
+				     "tcp dport 1 drop; tcp dport 1 drop; "
+				     "tcp dport 2 drop; }\n"
+				     "hook output { tcp dport 2 drop; }\n", &c2);
+	uint64_t pk, by;
+	struct pkt k;
+
+	(void)state;
+	k = mkpkt(HOOK_INPUT, TCP4("192.0.2.1", "192.0.2.2", 5, 1));
+	judge(old, &k);			/* the first "tcp dport 1" */
+	k = mkpkt(HOOK_INPUT, TCP4("192.0.2.1", "192.0.2.2", 5, 2));
+	judge(old, &k);
+	judge(old, &k);
+	k = mkpkt(HOOK_INPUT, TCP4("192.0.2.1", "192.0.2.2", 5, 4));
+	judge(old, &k);			/* the policy */
+	policy_carry_counters(p, old);
+	policy_rule_counters(p, HOOK_INPUT, 0, &pk, &by);
+	assert_int_equal(pk, 0);	/* a new text */
+	policy_rule_counters(p, HOOK_INPUT, 1, &pk, &by);
+	assert_int_equal(pk, 1);	/* the first "tcp dport 1" */
+	assert_int_equal(by, 40);
+	policy_rule_counters(p, HOOK_INPUT, 2, &pk, &by);
+	assert_int_equal(pk, 0);	/* the second */
+	policy_rule_counters(p, HOOK_INPUT, 3, &pk, &by);
+	assert_int_equal(pk, 2);
+	policy_rule_counters(p, HOOK_OUTPUT, 0, &pk, &by);
+	assert_int_equal(pk, 0);	/* the same text in another hook */
+	assert_int_equal(policy_policy_packets(p, HOOK_INPUT), 1);
+	/* Counting goes on from there; a reset starts from zero again. */
+	judge(p, &k);
+	assert_int_equal(policy_policy_packets(p, HOOK_INPUT), 2);
+	policy_counters_reset(p);
+	policy_rule_counters(p, HOOK_INPUT, 3, &pk, &by);
+	assert_int_equal(pk + by, 0);
+	assert_int_equal(policy_policy_packets(p, HOOK_INPUT), 0);
+	policy_free(old);
+	policy_free(p);
+	conf_free(c1);
+	conf_free(c2);
+}
+
 static void test_ports_protocols(void **state)
 {
 	struct conf *c = conf_new();
@@ -1982,6 +2038,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_empty_accepts),
 		cmocka_unit_test(test_addresses_and_family),
+		cmocka_unit_test(test_counters_carried),
 		cmocka_unit_test(test_ports_protocols),
 		cmocka_unit_test(test_one_range),
 		cmocka_unit_test(test_interfaces),
