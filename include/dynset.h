@@ -87,6 +87,10 @@ int dynset_add(struct dynset *s, const uint8_t v[16], uint64_t timeout_ns,
  * dynset_reclaim(). Main thread.
  */
 int dynset_del(struct dynset *s, const uint8_t v[16]);
+/* Take back V, which this thread's dynset_add() just added (a command
+ * refused part-way): removed, and no longer counted as an add. 1
+ * removed, 0 not there. Main thread. */
+int dynset_undo_add(struct dynset *s, const uint8_t v[16]);
 /* Remove every element; the count removed. Main thread. */
 size_t dynset_flush(struct dynset *s);
 /* Remove the elements expired at NOW; the count removed. Main thread. */

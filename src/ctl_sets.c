@@ -359,7 +359,7 @@ static void undo_adds(struct dynset *ds, const struct keys *ks,
 {
 	for (size_t i = 0; i < n; i++)
 		if (added[i])
-			dynset_del(ds, ks->k[i]);
+			dynset_undo_add(ds, ks->k[i]);
 	dynset_reclaim(ds);
 }
 

@@ -332,6 +332,17 @@ int dynset_del(struct dynset *s, const uint8_t v[16])
 	return 1;
 }
 
+int dynset_undo_add(struct dynset *s, const uint8_t v[16])
+{
+	struct dynelem *e = find(s, v);
+
+	if (!e)
+		return 0;
+	unlink_elem(s, e);
+	atomic_fetch_sub_explicit(&s->adds, 1, memory_order_relaxed);
+	return 1;
+}
+
 size_t dynset_flush(struct dynset *s)
 {
 	struct cds_lfht_iter it;

@@ -30,7 +30,8 @@ EOF
 }
 SETS='set blocked { type ipv4_addr; flags timeout; size 200000; }
 set ports { type inet_service; elements = { 7 }; }
-set spare { type ipv4_addr; }'
+set spare { type ipv4_addr; }
+set tiny { type ipv4_addr; size 2; }'
 CONF=$(write_conf "$SETS")
 start_nfqd "$NS_B" "$CONF"
 wait_bound "$NS_B" 0
@@ -189,6 +190,17 @@ ctl -j set list ports >"$TMP/list.json" || fail "set list ports failed"
 json_check "$TMP/list.json" "
 assert d['elements'] == [{'element': '7', 'origin': 'config', 'expires': None}], d
 " || fail "config element gone after the runtime delete"
+
+# An add refused part-way (the set full) changes nothing, not even the
+# set's counters.
+ctl set add tiny 192.0.2.1 >/dev/null || fail "add to tiny"
+ctl set add tiny 192.0.2.2 192.0.2.3 >/dev/null 2>&1 && fail "an add past the size succeeded"
+ctl -j sets >"$TMP/sets.json" || fail "sets failed"
+json_check "$TMP/sets.json" "
+t = {s['name']: s for s in d['sets']}['tiny']
+assert t['runtime_elements'] == 1 and t['adds'] == 1 and t['deletes'] == 0, t
+" || fail "a refused add changed the counters: $(cat "$TMP/sets.json")"
+ctl set flush tiny >/dev/null || fail "flush tiny"
 
 # A restart keeps them: saved at stop, restored at start (and the file
 # removed), with the time they had left.
