@@ -78,6 +78,8 @@ int set_walk(const struct set *s, set_walk_fn fn, void *arg);
  * intervals (for tests). */
 size_t set_n_exact(const struct set *s);
 size_t set_n_intervals(const struct set *s);
+/* Number of distinct wildcard names ("eth*") of an ifname set. */
+size_t set_n_prefixes(const struct set *s);
 /* Bytes the set's elements hold: a domain set's table, names and filter
  * as allocated; for other kinds 32 bytes an element, an estimate. */
 size_t set_bytes(const struct set *s);

@@ -252,7 +252,8 @@ static int compile_sets(struct policy *p, const struct conf *c,
 
 size_t policy_set_static(const struct policy *p, unsigned i)
 {
-	return set_n_exact(p->sets[i]) + set_n_intervals(p->sets[i]);
+	return set_n_exact(p->sets[i]) + set_n_intervals(p->sets[i]) +
+	       set_n_prefixes(p->sets[i]);
 }
 
 size_t policy_set_elements(const struct policy *p, unsigned i)

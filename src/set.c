@@ -159,6 +159,9 @@ int set_add_str(struct set *s, const char *name)
 		if (len - 1 >= NAME_LEN)
 			return -EINVAL;
 		memcpy(n.s, name, len - 1);
+		for (size_t i = 0; i < s->n_prefixes; i++)
+			if (!strcmp(s->prefixes[i].s, n.s))
+				return 0;	/* a wildcard given twice */
 		if (grow((void **)&s->prefixes, s->n_prefixes,
 			 &s->cap_prefixes, sizeof(n)))
 			return -ENOMEM;
@@ -203,7 +206,7 @@ size_t set_bytes(const struct set *s)
 {
 	if (s->dom)
 		return domset_bytes(s->dom);
-	return 32 * (s->n_exact + s->n_ivs);
+	return 32 * (s->n_exact + s->n_ivs + s->n_prefixes);
 }
 
 /* Hashes: multiplicative, top BITS bits. */
@@ -501,6 +504,11 @@ size_t set_n_exact(const struct set *s)
 size_t set_n_intervals(const struct set *s)
 {
 	return s->n_ivs;
+}
+
+size_t set_n_prefixes(const struct set *s)
+{
+	return s->n_prefixes;
 }
 
 static void store128(u128 v, uint8_t b[16])

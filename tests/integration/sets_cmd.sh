@@ -25,7 +25,9 @@ options {
 set few { type inet_service; flags interval; elements = { 22, 80-90, 443 }; }
 set big { type ipv4_addr; file "big.txt"; }
 set names { type domain; file "names.txt"; }
-hook input { ip saddr @big drop; tcp dport @few accept; dns qname @names drop; }
+set ifs { type ifname; elements = { "lo", "wg*", "veth*", "wg*" }; }
+hook input { ip saddr @big drop; tcp dport @few accept; dns qname @names drop;
+	iifname @ifs udp dport 9999 drop; }
 EOF2
 )
 start_nfqd "$NS_B" "$CONF"
@@ -38,9 +40,10 @@ ctl -j sets >"$TMP/sets.json" || fail "sets -j exited $?"
 # (empty) runtime table's own few hundred bytes.
 json_check "$TMP/sets.json" "
 s = d['sets']
-assert [x['name'] for x in s] == ['few', 'big', 'names'], s
+assert [x['name'] for x in s] == ['few', 'big', 'names', 'ifs'], s
+# An ifname set counts its wildcards (once each) with its names.
 want = {'few': ('inet_service', 3, None), 'big': ('ipv4_addr', 200000, 'big.txt'),
-        'names': ('domain', 20000, 'names.txt')}
+        'names': ('domain', 20000, 'names.txt'), 'ifs': ('ifname', 3, None)}
 for x in s:
     t, n, f = want[x['name']]
     assert (x['type'], x['elements'], x['static_elements'], x['file']) == \
@@ -53,8 +56,8 @@ for x in s:
     for k in ('runtime_elements', 'adds', 'deletes', 'expiries',
               'table_full', 'timeout'):
         assert x[k] == 0, (k, x)
-    # A domain set has no runtime elements, so no runtime table.
-    assert x['size'] == (0 if t == 'domain' else 65536), x
+    # Domain and ifname sets have no runtime elements: no runtime table.
+    assert x['size'] == (0 if t in ('domain', 'ifname') else 65536), x
     assert x['timeout_flag'] is False, x
 assert d['limits'] == [], d
 " || fail "sets JSON"

@@ -193,6 +193,7 @@ static void test_names(void **state)
 
 	assert_int_equal(set_add_str(s, "eth0"), 0);
 	assert_int_equal(set_add_str(s, "veth*"), 0);
+	assert_int_equal(set_add_str(s, "veth*"), 0);	/* counted once */
 	assert_int_equal(set_add_str(s, "0123456789abcdef"), -EINVAL);
 	assert_int_equal(set_add_str(s, "0123456789abcde"), 0);
 	for (int i = 0; i < 40; i++) {
@@ -210,6 +211,9 @@ static void test_names(void **state)
 	assert_false(set_has_str(s, "tap40"));
 	assert_true(set_has_str(s, "0123456789abcde"));
 	assert_false(set_has_str(s, ""));
+	assert_int_equal(set_n_exact(s), 42);
+	assert_int_equal(set_n_prefixes(s), 1);
+	assert_int_equal(set_bytes(s), 32 * 43);
 	set_free(s);
 
 	s = set_new(SETK_STR);
