@@ -23,13 +23,25 @@ static struct conf_loc loc_of(const struct conf *c, const struct conf_loc *l)
 
 /* ---- copy-range ---- */
 
+/* The copy-range below which a name match of each protocol (NP_*) is
+ * warned about, and what must be copied whole. */
+static const struct {
+	uint32_t min;
+	const char *what;
+} names_copy_min[] = {
+	[NP_DNS] = { 512, "a DNS query's question (its name of up to 255 "
+		     "bytes, after the IP, UDP or TCP and DNS headers)" },
+	[NP_TLS] = { 4096, "a ClientHello (about 2 KB from a browser, one "
+		     "packet with GRO) or a QUIC Initial (1,200-1,500 "
+		     "bytes)" },
+	[NP_HTTP] = { 4096, "an HTTP request's head up to its Host line" },
+};
+
 /*
  * Bytes of the copy field F needs on a packet of family FAM (FAM_V4 or
  * FAM_V6) without IP options or extension headers; 0: not from the
  * packet's headers.
  */
-/* copy-range below which name matches are warned about. */
-#define NAMES_COPY_MIN 4096
 
 static unsigned copy_need(enum match_field f, unsigned fam)
 {
@@ -59,10 +71,30 @@ static unsigned copy_need(enum match_field f, unsigned fam)
 	}
 }
 
+/* A name match whose message copy-range RANGE cuts off: warned about
+ * once a protocol (WARNED: 1 << NP_* of those warned about). */
+static void warn_names_copy(uint32_t range, const struct conf_match *cm,
+			    const struct conf_loc *at, struct diags *d,
+			    unsigned *warned)
+{
+	unsigned proto = policy_name_proto(cm->field);
+
+	if (proto >= sizeof(names_copy_min) / sizeof(names_copy_min[0]) ||
+	    !names_copy_min[proto].what || range >= names_copy_min[proto].min ||
+	    (*warned & 1u << proto))
+		return;
+	*warned |= 1u << proto;
+	diag_add(d, DIAG_WARNING, at, "copy-range %u is too small for "
+		 "\"%s\": %s must be copied whole, else the name is "
+		 "INCOMPLETE; use copy-range %u or more", range,
+		 cm->text ? cm->text : "?", names_copy_min[proto].what,
+		 names_copy_min[proto].min);
+}
+
 /* Warn about the matches of CR that copy-range cuts off even on the
  * simplest packets of the families the rule can match. */
 static void warn_copy(const struct conf *c, const struct conf_rule *cr,
-		      struct diags *d, bool *names_warned)
+		      struct diags *d, unsigned *names_warned)
 {
 	uint32_t range = c->opts.copy_range;
 	unsigned fams = FAM_V4 | FAM_V6;
@@ -82,16 +114,7 @@ static void warn_copy(const struct conf *c, const struct conf_rule *cr,
 				 cm->text ? cm->text : cr->text ? cr->text :
 				 "?");
 		if (policy_field_is_name(cm->field)) {
-			if (range >= NAMES_COPY_MIN || *names_warned)
-				continue;
-			*names_warned = true;	/* once: the first name match */
-			diag_add(d, DIAG_WARNING, &at, "copy-range %u is too "
-				 "small for \"%s\": a ClientHello (about 2 KB "
-				 "from a browser, one packet with GRO) or a "
-				 "QUIC Initial (1,200-1,500 bytes) must be "
-				 "copied whole, else the name is INCOMPLETE; "
-				 "use copy-range %u or more", range,
-				 cm->text ? cm->text : "?", NAMES_COPY_MIN);
+			warn_names_copy(range, cm, &at, d, names_warned);
 			continue;
 		}
 		if (need <= range)
@@ -209,7 +232,7 @@ static void warn_hidden(const struct conf *c, const struct conf_hook *h,
 void policy_lint(const struct conf *c, struct diags *d)
 {
 	unsigned from = d->n;
-	bool names_warned = false;
+	unsigned names_warned = 0;
 
 	for (int h = 0; h < HOOK_MAX; h++) {
 		for (unsigned i = 0; i < c->hooks[h].n_rules; i++)

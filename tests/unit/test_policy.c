@@ -1812,6 +1812,28 @@ static void test_copy_warnings(void **state)
 	free_conf(c);
 }
 
+/* A name match's copy-range warning names what its protocol needs: a
+ * DNS question fits 512 bytes, a ClientHello does not. */
+static void test_names_copy_warning(void **state)
+{
+	const char *text = "options { copy-range 512; }\n"
+			   "hook input { dns qname \"a.test\" drop; }\n";
+	struct conf *c = NULL;
+	char *w;
+
+	(void)state;
+	assert_int_equal(conf_load_buffer("t.conf", text, strlen(text), &c,
+					  NULL), 0);
+	assert_null(policy_warnings(c));
+	c->opts.copy_range = 256;
+	w = policy_warnings(c);
+	assert_non_null(strstr(w, "a DNS query's question"));
+	assert_non_null(strstr(w, "use copy-range 512 or more"));
+	assert_null(strstr(w, "ClientHello"));
+	free(w);
+	conf_free(c);
+}
+
 /*
  * meta length (issue 17, items 3 and 11): copy-range 0 sends no length,
  * which is INCOMPLETE, not 0; a GSO or BIG TCP packet queued whole can be
@@ -2039,6 +2061,7 @@ int main(void)
 		cmocka_unit_test(test_empty_accepts),
 		cmocka_unit_test(test_addresses_and_family),
 		cmocka_unit_test(test_counters_carried),
+		cmocka_unit_test(test_names_copy_warning),
 		cmocka_unit_test(test_ports_protocols),
 		cmocka_unit_test(test_one_range),
 		cmocka_unit_test(test_interfaces),
