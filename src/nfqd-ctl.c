@@ -58,8 +58,14 @@ static int render_reload(FILE *f, json_t *j)
 
 	fprintf(f, "reloaded: generation %lld\n", (long long)
 		json_integer_value(json_object_get(j, "generation")));
-	json_array_foreach(json_object_get(j, "warnings"), i, w)
-		fprintf(stderr, "nfqd-ctl: warning: %s\n", json_string_value(w));
+	json_array_foreach(json_object_get(j, "warnings"), i, w) {
+		const char *s = json_string_value(w);
+
+		/* "FILE:LINE:COL: warning: ..." says it already. */
+		fprintf(stderr, "nfqd-ctl: %s%s\n",
+			s && strstr(s, ": warning: ") ? "" : "warning: ",
+			s ? s : "?");
+	}
 	return 0;
 }
 

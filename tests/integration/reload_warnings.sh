@@ -55,6 +55,10 @@ json_check "$TMP/reload.json" "assert d == {'generation': 2, 'warnings': [
     '$TMP/nfqd.conf:8:2: warning: rule \\\"udp dport 53 drop\\\" can never match: the rule at line 7 (\\\"accept\\\") takes every packet first']}, d" ||
 	fail "reload JSON: $(cat "$TMP/reload.json")"
 wait_log "^nfqd: warning: $TMP/nfqd.conf:8:2: rule \"udp dport 53 drop\" can never match: the rule at line 7 (\"accept\") takes every packet first"
+# In text, the warning says "warning" once.
+ctl reload >/dev/null 2>"$TMP/reload.err" || fail "text reload failed"
+grep -qx "nfqd-ctl: $TMP/nfqd.conf:8:2: warning: rule \"udp dport 53 drop\" can never match: .*" "$TMP/reload.err" ||
+	fail "text reload warning: $(cat "$TMP/reload.err")"
 
 # A bad reload (a bad set file): the error goes to nfqd-ctl, the warning
 # of the same file does not.
@@ -67,6 +71,6 @@ assert len(d['errors']) == 1, d
 assert d['errors'][0].startswith('$TMP/bad.txt:1:1: '), d
 " || fail "bad reload JSON: $(cat "$TMP/bad.json")"
 json_check "$(ctl -j status >"$TMP/st.json"; echo "$TMP/st.json")" \
-	"assert d['generation'] == 2, d" || fail "a bad reload moved on"
+	"assert d['generation'] == 3, d" || fail "a bad reload moved on"
 stop_nfqd
 log "ok"
