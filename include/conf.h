@@ -264,6 +264,8 @@ char *conf_set_file_path(const struct conf *c, const struct conf_set *s);
  * "10m", "1h", "2d". 0 with *MS set, or -EINVAL (no unit, zero, too big).
  */
 int conf_parse_duration(const char *text, uint64_t *ms);
+/* What a duration may be, for the messages that refuse one. */
+#define CONF_DURATION_FORMS "500ms, 30s, 10m, 1h or 2d; at most 366d"
 
 /* Print MS as the largest unit that divides it ("1h", "90s", "500ms")
  * into BUF (at least 24 bytes). */

@@ -523,7 +523,7 @@ static void set_timeout(struct pstate *st, struct pset *ps,
 	if (!a || (a->kind != ATOM_WORD && a->kind != ATOM_NUM) ||
 	    conf_parse_duration(a->text, &ps->set.timeout_ms)) {
 		conf_error(st, &v->loc, "\"timeout\" expects a duration: "
-			   "500ms, 30s, 10m, 1h or 2d");
+			   CONF_DURATION_FORMS);
 		return;
 	}
 }

@@ -567,7 +567,7 @@ struct item *conf_pst_setadd(struct pstate *st, const char *verb,
 	} else if (timeout_kw && (strcmp(timeout_kw->text, "timeout") ||
 		   conf_parse_duration(dur->text, &it->add_timeout_ms))) {
 		conf_error(st, &timeout_kw->loc, "expected \"timeout "
-			   "DURATION\" (500ms, 30s, 10m, 1h, 2d) after the key");
+			   "DURATION\" (" CONF_DURATION_FORMS ") after the key");
 		it->bad = true;
 	}
 	if (it->bad)

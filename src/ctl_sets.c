@@ -329,7 +329,7 @@ static int parse_elems(const struct policy_set_view *v,
 	if (add && end >= first + 2 && !strcmp(r->argv[end - 2], "timeout")) {
 		if (conf_parse_duration(r->argv[end - 1], &ms)) {
 			*out = err_json("bad timeout \"%s\"; expected a "
-					"duration: 500ms, 30s, 10m, 1h or 2d",
+					"duration: " CONF_DURATION_FORMS,
 					r->argv[end - 1]);
 			return 1;
 		}

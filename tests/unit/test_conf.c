@@ -775,7 +775,10 @@ static const struct err_case err_cases[] = {
 	  "16777216\n" },
 	{ "set s { type ipv4_addr; flags timeout; timeout 10; }",
 	  "t.conf:1:48: \"timeout\" expects a duration: 500ms, 30s, 10m, 1h "
-	  "or 2d\n" },
+	  "or 2d; at most 366d\n" },
+	{ "set s { type ipv4_addr; flags timeout; timeout 367d; }",
+	  "t.conf:1:48: \"timeout\" expects a duration: 500ms, 30s, 10m, 1h "
+	  "or 2d; at most 366d\n" },
 	{ "set s { type ipv4_addr; timeout 10s; }",
 	  "t.conf:1:5: set \"s\" has a timeout but not \"flags timeout;\"; "
 	  "add it\n" },
