@@ -471,11 +471,13 @@ static void set_flags(struct pstate *st, struct pset *ps, const struct pval *v)
 		if (e->kind == PE_ONE && e->a.kind == ATOM_WORD &&
 		    strcmp(e->a.text, "interval") == 0) {
 			ps->set.interval = true;
+			ps->interval_loc = e->loc;
 			continue;
 		}
 		if (e->kind == PE_ONE && e->a.kind == ATOM_WORD &&
 		    strcmp(e->a.text, "timeout") == 0) {
 			ps->set.timeout = true;
+			ps->timeout_flag_loc = e->loc;
 			continue;
 		}
 		conf_error(st, &e->loc, "unknown set flag \"%s\"; expected "
@@ -586,8 +588,10 @@ void conf_pst_set_prop(struct pstate *st, const struct atom *name, bool eq,
 	} else if (i == 3) {
 		set_file(st, ps, *v);
 	} else if (i == 4) {
+		ps->size_loc = name->loc;
 		set_size(st, ps, *v);
 	} else {
+		ps->timeout_loc = name->loc;
 		set_timeout(st, ps, *v);
 	}
 }
@@ -651,6 +655,41 @@ static void set_bad(struct pstate *st, struct pset *ps)
 	free(ps);
 }
 
+/* A property the set's type makes meaningless, written at LOC. */
+static void set_useless(struct pstate *st, const struct pset *ps,
+			const struct conf_loc *loc, const char *prop)
+{
+	const char *type = conf_set_type_name(ps->set.type);
+
+	if (!loc->line)
+		return;
+	if (strcmp(prop, "flags interval") == 0)
+		conf_error(st, loc, "set \"%s\" has type %s, whose elements "
+			   "are never prefixes or ranges: \"%s\" does "
+			   "nothing; remove it", ps->set.name, type, prop);
+	else
+		conf_error(st, loc, "set \"%s\" has type %s, which takes no "
+			   "runtime elements: \"%s\" does nothing; remove it",
+			   ps->set.name, type, prop);
+}
+
+/*
+ * Names (ifname, domain) are neither prefixes nor ranges, and no runtime
+ * elements can be added to such a set (nfqd-ctl set add refuses them):
+ * its interval flag, timeout flag, timeout and size would do nothing.
+ * True if the type is one of those (each property given is an error).
+ */
+static bool set_type_checks(struct pstate *st, const struct pset *ps)
+{
+	if (ps->set.type != SET_IFNAME && ps->set.type != SET_DOMAIN)
+		return false;
+	set_useless(st, ps, &ps->interval_loc, "flags interval");
+	set_useless(st, ps, &ps->timeout_flag_loc, "flags timeout");
+	set_useless(st, ps, &ps->size_loc, "size");
+	set_useless(st, ps, &ps->timeout_loc, "timeout");
+	return true;
+}
+
 void conf_pst_set_end(struct pstate *st)
 {
 	struct pset *ps = st->cur_set;
@@ -669,7 +708,8 @@ void conf_pst_set_end(struct pstate *st)
 		set_bad(st, ps);
 		return;
 	}
-	if (ps->set.timeout_ms && !ps->set.timeout)
+	if (!set_type_checks(st, ps) && ps->set.timeout_ms &&
+	    !ps->set.timeout)
 		conf_error(st, &ps->set.loc, "set \"%s\" has a timeout but "
 			   "not \"flags timeout;\"; add it", ps->set.name);
 	if (ps->elems)

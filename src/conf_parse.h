@@ -92,6 +92,9 @@ struct pset {
 	struct conf_set set;
 	bool have_type, have_flags, have_elems;
 	bool bad_type;		/* "type" was given but wrong */
+	/* Where each was written (line 0: not given), for a type that
+	 * makes it meaningless. */
+	struct conf_loc interval_loc, timeout_flag_loc, size_loc, timeout_loc;
 	struct pval *elems;
 };
 

@@ -782,6 +782,28 @@ static const struct err_case err_cases[] = {
 	{ "set s { type ipv4_addr; timeout 10s; }",
 	  "t.conf:1:5: set \"s\" has a timeout but not \"flags timeout;\"; "
 	  "add it\n" },
+	{ "set dt { type domain; flags timeout; }",
+	  "t.conf:1:29: set \"dt\" has type domain, which takes no runtime "
+	  "elements: \"flags timeout\" does nothing; remove it\n" },
+	{ "set i { type ifname; flags interval, timeout; }",
+	  "t.conf:1:28: set \"i\" has type ifname, whose elements are never "
+	  "prefixes or ranges: \"flags interval\" does nothing; remove it\n"
+	  "t.conf:1:38: set \"i\" has type ifname, which takes no runtime "
+	  "elements: \"flags timeout\" does nothing; remove it\n" },
+	{ "set d { type domain; flags interval; }",
+	  "t.conf:1:28: set \"d\" has type domain, whose elements are never "
+	  "prefixes or ranges: \"flags interval\" does nothing; remove it\n" },
+	{ "set d { type domain; size 10; }",
+	  "t.conf:1:22: set \"d\" has type domain, which takes no runtime "
+	  "elements: \"size\" does nothing; remove it\n" },
+	{ "set d { type domain; flags timeout; timeout 1h; }",
+	  "t.conf:1:28: set \"d\" has type domain, which takes no runtime "
+	  "elements: \"flags timeout\" does nothing; remove it\n"
+	  "t.conf:1:37: set \"d\" has type domain, which takes no runtime "
+	  "elements: \"timeout\" does nothing; remove it\n" },
+	{ "set d { timeout 1h; type ifname; }",
+	  "t.conf:1:9: set \"d\" has type ifname, which takes no runtime "
+	  "elements: \"timeout\" does nothing; remove it\n" },
 	{ "set s { type ipv4_addr; elements { 1.2.3.4 }; }",
 	  "t.conf:1:25: expected '=' after \"elements\"\n" },
 	{ "set s { type ipv4_addr; type ipv4_addr; }",
