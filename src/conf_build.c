@@ -356,12 +356,17 @@ static void opt_store(struct pstate *st, enum opt_id id, const struct pval *v)
 		return;
 	case O_USER:
 		opt_str(st, d, v, &o->user);
+		o->user_loc = (struct conf_loc){ st->file, v->loc.line,
+						 v->loc.col };
 		return;
 	case O_SET_STATE_FILE:
 		opt_state_file(st, d, v, o);
 		return;
 	case O_CONTROL_GROUP:
 		opt_str(st, d, v, &o->control_group);
+		o->control_group_loc = (struct conf_loc){ st->file,
+							  v->loc.line,
+							  v->loc.col };
 		return;
 	case O_LOG_LEVEL:
 		opt_level(st, v, &o->log_level);
@@ -377,9 +382,10 @@ static void opt_store(struct pstate *st, enum opt_id id, const struct pval *v)
 	}
 	if (opt_num(st, d, v, &n))
 		return;
-	if (id == O_QUEUE_BASE)
+	if (id == O_QUEUE_BASE) {
 		o->queue_base = (uint16_t)n;
-	else if (id == O_QUEUE_MAXLEN)
+		st->queue_base_loc = v->loc;
+	} else if (id == O_QUEUE_MAXLEN)
 		o->queue_maxlen = (uint32_t)n;
 	else if (id == O_COPY_RANGE)
 		o->copy_range = (uint32_t)n;

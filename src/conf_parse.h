@@ -111,6 +111,7 @@ struct pstate {
 	bool policy_seen;		/* in the current hook block */
 	unsigned opt_seen;		/* bit per option */
 	struct conf_loc queues_loc;
+	struct conf_loc queue_base_loc;
 	char **bad_sets;		/* dropped sets: no "unknown set" */
 	unsigned n_bad_sets;
 };

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conf_parse.h"
 #include "limiter.h"
@@ -856,6 +857,27 @@ static void check_set_ref(struct pstate *st, const struct conf_match *m)
 	conf_error(st, &m->set_loc, "unknown set \"%s\"", m->set_name);
 }
 
+/* "queues N" or "queues auto" (one per online CPU, as
+ * conf_queue_numbers() counts them) from queue-base past queue 65535. */
+static void check_queue_range(struct pstate *st,
+			      const struct conf_options *o)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (o->queues_mode == QUEUES_COUNT &&
+	    o->queue_base + o->queues_count - 1 > 65535)
+		conf_error(st, &st->queues_loc, "queues %u from queue-base %u "
+			   "go past queue 65535", o->queues_count,
+			   o->queue_base);
+	if (o->queues_mode != QUEUES_AUTO || n > NFQD_MAX_QUEUES ||
+	    o->queue_base + n - 1 <= 65535)
+		return;
+	conf_error(st, &st->queue_base_loc, "queue-base %u with queues auto "
+		   "(one queue per online CPU, %ld here) goes past queue "
+		   "65535; use queue-base %ld or lower, or a count: queues N",
+		   o->queue_base, n, 65536 - n);
+}
+
 void conf_pst_finish(struct pstate *st)
 {
 	const struct conf_options *o = &st->conf->opts;
@@ -869,9 +891,5 @@ void conf_pst_finish(struct pstate *st)
 					check_set_ref(st,
 						&hk->rules[r].matches[i]);
 	}
-	if (o->queues_mode == QUEUES_COUNT &&
-	    o->queue_base + o->queues_count - 1 > 65535)
-		conf_error(st, &st->queues_loc, "queues %u from queue-base %u "
-			   "go past queue 65535", o->queues_count,
-			   o->queue_base);
+	check_queue_range(st, o);
 }

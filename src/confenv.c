@@ -26,6 +26,17 @@ static const struct conf_loc *whole(const struct conf *c,
 	return loc;
 }
 
+/* Where an option was written (OPT), or the whole file. */
+static const struct conf_loc *at(const struct conf *c,
+				 const struct conf_loc *opt,
+				 struct conf_loc *loc)
+{
+	if (!opt->line || !opt->file)
+		return whole(c, loc);
+	*loc = *opt;
+	return loc;
+}
+
 /* The nearest existing directory above PATH's directory (or that
  * directory itself) into DIR. */
 static void existing_dir(const char *path, char *dir, size_t size)
@@ -85,7 +96,7 @@ int conf_check_env(const struct conf *c, struct diags *dg)
 
 	errno = 0;
 	if (o->user && !getpwnam(o->user)) {
-		diag_add(dg, DIAG_ERROR, whole(c, &loc),
+		diag_add(dg, DIAG_ERROR, at(c, &o->user_loc, &loc),
 			 "user \"%s\": no such user%s%s: create it (useradd --system --no-create-home %s) or remove option user",
 			 o->user, errno ? ": " : "", errno ? strerror(errno) : "",
 			 o->user);
@@ -93,7 +104,7 @@ int conf_check_env(const struct conf *c, struct diags *dg)
 	}
 	errno = 0;
 	if (o->control_group && !getgrnam(o->control_group)) {
-		diag_add(dg, DIAG_ERROR, whole(c, &loc),
+		diag_add(dg, DIAG_ERROR, at(c, &o->control_group_loc, &loc),
 			 "control-group \"%s\": no such group%s%s: create it (groupadd --system %s) or remove option control-group",
 			 o->control_group, errno ? ": " : "",
 			 errno ? strerror(errno) : "", o->control_group);

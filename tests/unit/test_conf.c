@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "confenv.h"
 #include "log.h"
 
 #ifndef CONF_TEST_DIR
@@ -286,6 +287,46 @@ static void test_queue_numbers_errors(void **state)
 	o.queues_count = 2;
 	o.queue_base = 65535;
 	assert_int_equal(conf_queue_numbers(&o, &q), -ERANGE);
+}
+
+/* "queues auto" is one queue per online CPU: too many from a high
+ * queue-base is an error at the queue-base, with the base that fits. */
+static void test_queues_auto_range(void **state)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	char want[512];
+
+	if (ncpu < 2)
+		skip();
+	snprintf(want, sizeof(want), "t.conf:1:35: queue-base 65535 with "
+		 "queues auto (one queue per online CPU, %ld here) goes past "
+		 "queue 65535; use queue-base %ld or lower, or a count: queues "
+		 "N\n", ncpu, 65536 - ncpu);
+	expect_err("options { queues auto; queue-base 65535; }", want);
+}
+
+/* Users and groups are looked up on this system, after the parse; a
+ * missing one is still reported where the config names it. */
+static void test_env_errors(void **state)
+{
+	struct conf *c = load_ok("options {\n  user \"no-such-user-nfqd\";\n"
+				 "  control-group \"no-such-group-nfqd\";\n}");
+	struct diags d = { 0 };
+	char *err;
+
+	assert_int_equal(conf_check_env(c, &d), -EINVAL);
+	err = diag_join(&d, DIAG_ERROR);
+	assert_non_null(err);
+	assert_string_equal(err,
+		"t.conf:2:8: user \"no-such-user-nfqd\": no such user: create "
+		"it (useradd --system --no-create-home no-such-user-nfqd) or "
+		"remove option user\n"
+		"t.conf:3:17: control-group \"no-such-group-nfqd\": no such "
+		"group: create it (groupadd --system no-such-group-nfqd) or "
+		"remove option control-group\n");
+	free(err);
+	diag_free(&d);
+	conf_free(c);
 }
 
 static void test_sets(void **state)
@@ -1125,6 +1166,8 @@ int main(void)
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_queues),
 		cmocka_unit_test(test_queue_numbers_errors),
+		cmocka_unit_test(test_queues_auto_range),
+		cmocka_unit_test(test_env_errors),
 		cmocka_unit_test(test_sets),
 		cmocka_unit_test(test_match_addr),
 		cmocka_unit_test(test_match_l4),
