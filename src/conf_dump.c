@@ -15,6 +15,7 @@
 
 #include "conf.h"
 #include "log.h"
+#include "setstate.h"
 
 /* An element list being gathered: a copy owning its strings. */
 struct elist {
@@ -226,7 +227,24 @@ static void put_str_opt(FILE *f, const char *name, const char *v)
 		fprintf(f, "\t%s \"%s\";\n", name, v);
 }
 
-static void put_options(FILE *f, const struct conf_options *o)
+/* The file nfqd would use (by default beside the control socket). */
+static int put_state_file(FILE *f, const struct conf_options *o)
+{
+	char *path;
+
+	if (o->set_state_none) {
+		fputs("\tset-state-file none;\n", f);
+		return 0;
+	}
+	path = setstate_path(o);
+	if (!path)
+		return -ENOMEM;
+	put_str_opt(f, "set-state-file", path);
+	free(path);
+	return 0;
+}
+
+static int put_options(FILE *f, const struct conf_options *o)
 {
 	fputs("options {\n", f);
 	put_queues(f, o);
@@ -244,9 +262,8 @@ static void put_options(FILE *f, const struct conf_options *o)
 	fprintf(f, "\tlog-level %s;\n", level_name(o->log_level));
 	put_str_opt(f, "user", o->user);
 	put_str_opt(f, "control-group", o->control_group);
-	put_str_opt(f, "set-state-file", o->set_state_file);
-	if (o->set_state_none)
-		fputs("\tset-state-file none;\n", f);
+	if (put_state_file(f, o) < 0)
+		return -ENOMEM;
 	fprintf(f, "\tbypass-mark 0x%x;\n", o->bypass_mark);
 	fprintf(f, "\tincomplete-verdict %s;\n",
 		conf_verdict_name(o->incomplete_verdict));
@@ -259,6 +276,7 @@ static void put_options(FILE *f, const struct conf_options *o)
 		fprintf(f, "%s %u", i ? "," : "", o->dns_ports[i]);
 	fputs(" };\n", f);
 	fputs("}\n", f);
+	return 0;
 }
 
 /* ---- sets ---- */
@@ -498,9 +516,8 @@ static int put_hook(FILE *f, enum conf_hook_id id, const struct conf_hook *h)
 
 int conf_dump(FILE *f, const struct conf *c, struct diags *d)
 {
-	int err = 0;
+	int err = put_options(f, &c->opts);
 
-	put_options(f, &c->opts);
 	for (unsigned i = 0; i < c->n_sets && !err; i++)
 		err = put_set(f, c, &c->sets[i], d);
 	for (int h = 0; h < HOOK_MAX && !err; h++)

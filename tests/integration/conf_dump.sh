@@ -54,3 +54,20 @@ for conf in "$TMP"/conf/*.conf "$TMP"/etc/*.conf; do
 done
 [ $r -ge 6 ] || fail "only $r configs round-tripped"
 log "ok: $r dumps load back to the same dump"
+
+# Every option appears in the dump, defaults included (nfqd(8)): those
+# nfqd knows are the ones its "unknown option" error lists. user and
+# control-group have no value by default (stay root, mode 0600).
+printf 'options { no-such-option 1; }\n' >"$TMP/unknown.conf"
+names=$("$NFQD" -t -c "$TMP/unknown.conf" 2>&1 |
+	sed -n 's/.*unknown option.*expected one of: //p' | tr -d ',')
+[ -n "$names" ] || fail "no option list in the unknown-option error"
+: >"$TMP/empty.conf"
+"$NFQD" -t --dump -c "$TMP/empty.conf" >"$TMP/empty.dump" 2>&1 ||
+	fail "an empty config does not dump: $(cat "$TMP/empty.dump")"
+for o in $names; do
+	case $o in user|control-group) continue ;; esac
+	grep -q "^	$o " "$TMP/empty.dump" ||
+		fail "option $o is missing from the dump of an empty config: $(cat "$TMP/empty.dump")"
+done
+log "ok: every option with a default appears in the dump"
