@@ -78,7 +78,9 @@ struct item {
 	uint64_t add_timeout_ms;
 	bool add_update;
 	bool bad;		/* an error was reported: drop the rule */
-	int proto;		/* match implies this IP protocol, or -1 */
+	unsigned protos;	/* match implies one of these P_* (0: any) */
+	const char *fam;	/* match implies "IPv4" or "IPv6", or NULL */
+	const char *app;	/* it reads "DNS", "TLS" or "HTTP", or NULL */
 	char name[24];		/* for messages: "tcp dport", "counter" */
 };
 

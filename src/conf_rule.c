@@ -18,47 +18,60 @@ enum field_kind {
 	FK_NONE,		/* no value: "tls ech" */
 };
 
+/* IP protocols a match can imply, as bits (proto_defs[] order). */
+enum {
+	P_TCP = 1,
+	P_UDP = 2,
+	P_ICMP = 4,
+	P_ICMP6 = 8,
+};
+
 struct field_def {
 	const char *kw, *word;
 	enum match_field field;
 	enum field_kind kind;
 	enum vshape shape;
 	int set_type;		/* what an @set must be, or -1 */
-	int proto;		/* implied IP protocol, or -1 */
+	unsigned protos;	/* implies one of these IP protocols (P_*) */
 };
 
 static const struct field_def field_defs[] = {
-	{ "ip", "saddr", MATCH_IP_SADDR, FK_ELEMS, V_ADDR4, SET_IPV4_ADDR, -1 },
-	{ "ip", "daddr", MATCH_IP_DADDR, FK_ELEMS, V_ADDR4, SET_IPV4_ADDR, -1 },
-	{ "ip", "protocol", MATCH_IP_PROTOCOL, FK_ELEMS, V_PROTO, -1, -1 },
+	{ "ip", "saddr", MATCH_IP_SADDR, FK_ELEMS, V_ADDR4, SET_IPV4_ADDR, 0 },
+	{ "ip", "daddr", MATCH_IP_DADDR, FK_ELEMS, V_ADDR4, SET_IPV4_ADDR, 0 },
+	{ "ip", "protocol", MATCH_IP_PROTOCOL, FK_ELEMS, V_PROTO, -1, 0 },
 	{ "ip6", "saddr", MATCH_IP6_SADDR, FK_ELEMS, V_ADDR6, SET_IPV6_ADDR,
-	  -1 },
+	  0 },
 	{ "ip6", "daddr", MATCH_IP6_DADDR, FK_ELEMS, V_ADDR6, SET_IPV6_ADDR,
-	  -1 },
+	  0 },
 	{ "tcp", "sport", MATCH_TCP_SPORT, FK_ELEMS, V_PORT, SET_INET_SERVICE,
-	  6 },
+	  P_TCP },
 	{ "tcp", "dport", MATCH_TCP_DPORT, FK_ELEMS, V_PORT, SET_INET_SERVICE,
-	  6 },
-	{ "tcp", "flags", MATCH_TCP_FLAGS, FK_TCP_FLAGS, V_ID, -1, 6 },
+	  P_TCP },
+	{ "tcp", "flags", MATCH_TCP_FLAGS, FK_TCP_FLAGS, V_ID, -1, P_TCP },
 	{ "udp", "sport", MATCH_UDP_SPORT, FK_ELEMS, V_PORT, SET_INET_SERVICE,
-	  17 },
+	  P_UDP },
 	{ "udp", "dport", MATCH_UDP_DPORT, FK_ELEMS, V_PORT, SET_INET_SERVICE,
-	  17 },
-	{ "icmp", "type", MATCH_ICMP_TYPE, FK_ELEMS, V_ICMP, -1, 1 },
-	{ "icmpv6", "type", MATCH_ICMPV6_TYPE, FK_ELEMS, V_ICMP6, -1, 58 },
-	{ "meta", "l4proto", MATCH_META_L4PROTO, FK_ELEMS, V_PROTO, -1, -1 },
-	{ "meta", "mark", MATCH_META_MARK, FK_ELEMS, V_MARK, SET_MARK, -1 },
-	{ "meta", "length", MATCH_META_LENGTH, FK_ELEMS, V_LEN, -1, -1 },
-	{ "meta", "skuid", MATCH_META_SKUID, FK_ELEMS, V_ID, -1, -1 },
-	{ "meta", "skgid", MATCH_META_SKGID, FK_ELEMS, V_ID, -1, -1 },
-	{ "ct", "state", MATCH_CT_STATE, FK_CT_STATE, V_ID, -1, -1 },
-	{ "iifname", NULL, MATCH_IIFNAME, FK_ELEMS, V_IFNAME, SET_IFNAME, -1 },
-	{ "oifname", NULL, MATCH_OIFNAME, FK_ELEMS, V_IFNAME, SET_IFNAME, -1 },
-	{ "dns", "qname", MATCH_DNS_QNAME, FK_ELEMS, V_DOMAIN, SET_DOMAIN, -1 },
-	{ "dns", "qtype", MATCH_DNS_QTYPE, FK_ELEMS, V_QTYPE, -1, -1 },
-	{ "tls", "sni", MATCH_TLS_SNI, FK_ELEMS, V_DOMAIN, SET_DOMAIN, -1 },
-	{ "tls", "ech", MATCH_TLS_ECH, FK_NONE, V_ID, -1, -1 },
-	{ "http", "host", MATCH_HTTP_HOST, FK_ELEMS, V_DOMAIN, SET_DOMAIN, -1 },
+	  P_UDP },
+	{ "icmp", "type", MATCH_ICMP_TYPE, FK_ELEMS, V_ICMP, -1, P_ICMP },
+	{ "icmpv6", "type", MATCH_ICMPV6_TYPE, FK_ELEMS, V_ICMP6, -1,
+	  P_ICMP6 },
+	{ "meta", "l4proto", MATCH_META_L4PROTO, FK_ELEMS, V_PROTO, -1, 0 },
+	{ "meta", "mark", MATCH_META_MARK, FK_ELEMS, V_MARK, SET_MARK, 0 },
+	{ "meta", "length", MATCH_META_LENGTH, FK_ELEMS, V_LEN, -1, 0 },
+	{ "meta", "skuid", MATCH_META_SKUID, FK_ELEMS, V_ID, -1, 0 },
+	{ "meta", "skgid", MATCH_META_SKGID, FK_ELEMS, V_ID, -1, 0 },
+	{ "ct", "state", MATCH_CT_STATE, FK_CT_STATE, V_ID, -1, 0 },
+	{ "iifname", NULL, MATCH_IIFNAME, FK_ELEMS, V_IFNAME, SET_IFNAME, 0 },
+	{ "oifname", NULL, MATCH_OIFNAME, FK_ELEMS, V_IFNAME, SET_IFNAME, 0 },
+	{ "dns", "qname", MATCH_DNS_QNAME, FK_ELEMS, V_DOMAIN, SET_DOMAIN,
+	  P_TCP | P_UDP },
+	{ "dns", "qtype", MATCH_DNS_QTYPE, FK_ELEMS, V_QTYPE, -1,
+	  P_TCP | P_UDP },
+	{ "tls", "sni", MATCH_TLS_SNI, FK_ELEMS, V_DOMAIN, SET_DOMAIN,
+	  P_TCP | P_UDP },
+	{ "tls", "ech", MATCH_TLS_ECH, FK_NONE, V_ID, -1, P_TCP | P_UDP },
+	{ "http", "host", MATCH_HTTP_HOST, FK_ELEMS, V_DOMAIN, SET_DOMAIN,
+	  P_TCP },
 };
 
 struct flag_name {
@@ -211,6 +224,24 @@ static int match_value(struct pstate *st, struct item *it,
 	return 0;
 }
 
+/* What a packet must be for match D to hold: its protocol, address
+ * family ("ip", "icmp": IPv4) and the message a name is read from. */
+static void match_implies(struct item *it, const struct field_def *d)
+{
+	static const char *const apps[][2] = {
+		{ "dns", "DNS" }, { "tls", "TLS" }, { "http", "HTTP" },
+	};
+
+	it->protos = d->protos;
+	if (!strcmp(d->kw, "ip") || !strcmp(d->kw, "icmp"))
+		it->fam = "IPv4";
+	else if (!strcmp(d->kw, "ip6") || !strcmp(d->kw, "icmpv6"))
+		it->fam = "IPv6";
+	for (unsigned i = 0; i < ARRAY_SIZE(apps); i++)
+		if (!strcmp(d->kw, apps[i][0]))
+			it->app = apps[i][1];
+}
+
 struct item *conf_pst_match(struct pstate *st, const char *kw,
 			    const struct conf_loc *kwloc,
 			    const struct atom *field, bool neg,
@@ -249,7 +280,7 @@ struct item *conf_pst_match(struct pstate *st, const char *kw,
 	it->m.negate = neg;
 	it->m.loc = *kwloc;
 	it->m.mask = 0xffffffff;
-	it->proto = d->proto;
+	match_implies(it, d);
 	if (d->kind == FK_NONE) {
 		if (v) {
 			conf_error(st, &v->loc, "\"%s\" takes no value",
@@ -687,47 +718,118 @@ static bool elems_have(const struct conf_match *m, uint64_t v)
 	return false;
 }
 
-static const char *proto_name(int p)
+static const struct {
+	unsigned bit;
+	int num;
+	const char *name;
+} proto_defs[] = {
+	{ P_TCP, 6, "tcp" }, { P_UDP, 17, "udp" }, { P_ICMP, 1, "icmp" },
+	{ P_ICMP6, 58, "icmpv6" },
+};
+
+/* "tcp", or "tcp or udp" for more than one. */
+static const char *protos_name(unsigned protos, char *buf, size_t len)
 {
-	return p == 6 ? "tcp" : p == 17 ? "udp" : p == 1 ? "icmp" : "icmpv6";
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < ARRAY_SIZE(proto_defs); i++)
+		if ((protos & proto_defs[i].bit) && o < len)
+			o += (size_t)snprintf(buf + o, len - o, "%s%s",
+					      o ? " or " : "",
+					      proto_defs[i].name);
+	return buf;
+}
+
+/* Does "ip protocol"/"meta l4proto" match M let one of PROTOS through? */
+static bool protos_pass(const struct conf_match *m, unsigned protos)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(proto_defs); i++)
+		if ((protos & proto_defs[i].bit) &&
+		    elems_have(m, (uint64_t)proto_defs[i].num) != m->negate)
+			return true;
+	return false;
+}
+
+/* The protocols the matches leave, *BY the match that last narrowed
+ * them; 0 after reporting two matches no packet can satisfy together. */
+static unsigned narrow_protos(struct pstate *st, const struct items *l,
+			      const struct item **by)
+{
+	unsigned left = ~0u;
+	char a[32], b[32];
+
+	*by = NULL;
+	for (unsigned i = 0; i < l->n; i++) {
+		const struct item *it = &l->v[i];
+
+		if (it->kind != IT_MATCH || !it->protos ||
+		    (left & it->protos) == left)
+			continue;
+		if (!(left & it->protos)) {
+			conf_error(st, &it->loc, "\"%s\" contradicts \"%s\": a "
+				   "packet is not both %s and %s", it->name,
+				   (*by)->name, protos_name(left, a, sizeof(a)),
+				   protos_name(it->protos, b, sizeof(b)));
+			return 0;
+		}
+		left &= it->protos;
+		*by = it;
+	}
+	return *by ? left : ~0u;
 }
 
 /* "meta l4proto icmp tcp dport 22" can never match: say so now. */
 static int check_protos(struct pstate *st, const struct items *l)
 {
-	const struct item *first = NULL;
+	const struct item *by;
+	unsigned protos = narrow_protos(st, l, &by);
+	char names[32];
 	int bad = 0;
 
-	for (unsigned i = 0; i < l->n; i++) {
-		const struct item *it = &l->v[i];
-
-		if (it->kind != IT_MATCH || it->proto < 0)
-			continue;
-		if (first && first->proto != it->proto) {
-			conf_error(st, &it->loc, "\"%s\" contradicts \"%s\": a "
-				   "packet is not both %s and %s", it->name,
-				   first->name, proto_name(first->proto),
-				   proto_name(it->proto));
-			bad = 1;
-		}
-		if (!first)
-			first = it;
-	}
-	for (unsigned i = 0; first && i < l->n; i++) {
+	if (!protos)
+		return -1;
+	for (unsigned i = 0; by && i < l->n; i++) {
 		const struct conf_match *m = &l->v[i].m;
 
 		if (l->v[i].kind != IT_MATCH || m->set_name ||
 		    (m->field != MATCH_IP_PROTOCOL &&
-		     m->field != MATCH_META_L4PROTO))
+		     m->field != MATCH_META_L4PROTO) ||
+		    protos_pass(m, protos))
 			continue;
-		if (elems_have(m, (uint64_t)first->proto) != m->negate)
-			continue;
-		conf_error(st, &first->loc, "\"%s\" needs protocol %s, but "
-			   "\"%s\" excludes it", first->name,
-			   proto_name(first->proto), l->v[i].text);
+		conf_error(st, &by->loc, "\"%s\" needs protocol %s, but "
+			   "\"%s\" excludes it", by->name,
+			   protos_name(protos, names, sizeof(names)),
+			   l->v[i].text);
 		bad = 1;
 	}
 	return bad ? -1 : 0;
+}
+
+/* Matches of two address families ("ip saddr ... ip6 daddr ...") or
+ * of two messages ("dns qname ... tls sni ...") never hold together. */
+static int check_excl(struct pstate *st, const struct items *l, bool fam)
+{
+	const struct item *first = NULL;
+
+	for (unsigned i = 0; i < l->n; i++) {
+		const struct item *it = &l->v[i];
+		const char *what = fam ? it->fam : it->app;
+
+		if (it->kind != IT_MATCH || !what)
+			continue;
+		if (!first) {
+			first = it;
+			continue;
+		}
+		if (strcmp(what, fam ? first->fam : first->app) == 0)
+			continue;
+		conf_error(st, &it->loc, "\"%s\" contradicts \"%s\": a "
+			   "packet is not both %s and %s", it->name,
+			   first->name, fam ? first->fam : first->app, what);
+		return -1;
+	}
+	return 0;
 }
 
 static int rule_fill(struct pstate *st, struct conf_rule *r,
@@ -788,6 +890,11 @@ void conf_pst_rule(struct pstate *st, struct items *l,
 
 	bad = check_order(st, l, end);
 	bad |= check_protos(st, l);
+	/* One report a pair: "icmp type 8 icmpv6 type 1" is one above. */
+	if (!bad)
+		bad = check_excl(st, l, true);
+	if (!bad)
+		bad = check_excl(st, l, false);
 	if (bad || !h)
 		goto out;
 	cap = conf_grow(h->n_rules);

@@ -270,7 +270,6 @@ struct item *conf_item_new(struct pstate *st, enum item_kind kind,
 	}
 	it->kind = kind;
 	it->loc = *loc;
-	it->proto = -1;
 	snprintf(it->name, sizeof(it->name), "%s", text);
 	return it;
 }

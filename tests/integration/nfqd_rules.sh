@@ -92,7 +92,7 @@ echo "$out" | grep -q -- "--queue-balance 0:1 --queue-cpu-fanout" ||
 	fail "a config without names match lost the fanout: $out"
 for m in 'dns qname "a.example"' 'dns qtype aaaa' 'tls sni ".example"' \
 	'tls ech' 'http host "a.example"'; do
-	printf 'options { queues 2; }\nhook input { udp dport 53 %s drop; }\n' "$m" >"$TMP/names.conf"
+	printf 'options { queues 2; }\nhook input { ct state new %s drop; }\n' "$m" >"$TMP/names.conf"
 	out=$(in_b "$NFQD_RULES" -n -4 -c "$TMP/names.conf" install 2>&1) || fail "$m: $out"
 	echo "$out" | grep -q -- "-j NFQUEUE --queue-balance 0:1 --queue-bypass" ||
 		fail "$m: not balanced by flow hash: $out"

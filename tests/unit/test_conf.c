@@ -364,14 +364,15 @@ static void test_sets(void **state)
 
 static void test_match_addr(void **state)
 {
+	/* One family a rule: "ip saddr ... ip6 daddr ..." never matches. */
 	struct conf *c = one_rule("ip saddr != 10.1.2.3/8 "
-				  "ip daddr { 1.2.3.4, 5.6.7.8-5.6.7.9 } "
-				  "ip6 saddr @s6 "
+				  "ip daddr { 1.2.3.4, 5.6.7.8-5.6.7.9 } drop;\n"
+				  "\tip6 saddr @s6 "
 				  "ip6 daddr ::ffff:1.2.3.4 drop;");
 	const struct conf_rule *r = rule(c, HOOK_INPUT, 0);
 	const struct conf_match *m = r->matches;
 
-	assert_int_equal(r->n_matches, 4);
+	assert_int_equal(r->n_matches, 2);
 	assert_int_equal(m[0].field, MATCH_IP_SADDR);
 	assert_true(m[0].negate);
 	assert_int_equal(m[0].elems[0].family, AF_INET);
@@ -381,19 +382,20 @@ static void test_match_addr(void **state)
 	assert_int_equal(m[1].n_elems, 2);
 	addr4(m[1].elems[1].alo, "5.6.7.8");
 	addr4(m[1].elems[1].ahi, "5.6.7.9");
-	assert_int_equal(m[2].field, MATCH_IP6_SADDR);
-	assert_string_equal(m[2].set_name, "s6");
-	assert_int_equal(m[2].set_loc.line, 7);
-	assert_int_equal(m[2].set_loc.col, 73);
-	assert_int_equal(m[3].field, MATCH_IP6_DADDR);
-	addr6(m[3].elems[0].alo, "::ffff:1.2.3.4");
 	assert_string_equal(r->text, "ip saddr != 10.1.2.3/8 ip daddr "
-			    "{ 1.2.3.4, 5.6.7.8-5.6.7.9 } ip6 saddr @s6 "
-			    "ip6 daddr ::ffff:1.2.3.4 drop");
+			    "{ 1.2.3.4, 5.6.7.8-5.6.7.9 } drop");
 	/* Each match keeps its own text (for warnings). */
 	assert_string_equal(m[1].text, "ip daddr { 1.2.3.4, 5.6.7.8-5.6.7.9 }");
-	assert_string_equal(m[2].text, "ip6 saddr @s6");
 	assert_int_equal(r->verdict, VERDICT_DROP);
+	r = rule(c, HOOK_INPUT, 1);
+	m = r->matches;
+	assert_int_equal(m[0].field, MATCH_IP6_SADDR);
+	assert_string_equal(m[0].set_name, "s6");
+	assert_int_equal(m[0].set_loc.line, 8);
+	assert_int_equal(m[0].set_loc.col, 12);
+	assert_int_equal(m[1].field, MATCH_IP6_DADDR);
+	addr6(m[1].elems[0].alo, "::ffff:1.2.3.4");
+	assert_string_equal(m[0].text, "ip6 saddr @s6");
 	conf_free(c);
 }
 
@@ -1034,6 +1036,33 @@ static const struct err_case err_cases[] = {
 	{ "hook input { tcp dport 1 udp dport 2 accept; }",
 	  "t.conf:1:26: \"udp dport\" contradicts \"tcp dport\": a packet is "
 	  "not both tcp and udp\n" },
+	{ "hook input { ip saddr 10.0.0.1 ip6 daddr ::1 drop; }",
+	  "t.conf:1:32: \"ip6 daddr\" contradicts \"ip saddr\": a packet is "
+	  "not both IPv4 and IPv6\n" },
+	{ "hook input { ip protocol tcp ip6 saddr ::1 drop; }",
+	  "t.conf:1:30: \"ip6 saddr\" contradicts \"ip protocol\": a packet "
+	  "is not both IPv4 and IPv6\n" },
+	{ "hook input { icmp type 8 ip6 saddr ::1 drop; }",
+	  "t.conf:1:26: \"ip6 saddr\" contradicts \"icmp type\": a packet is "
+	  "not both IPv4 and IPv6\n" },
+	{ "hook input { icmpv6 type 1 ip daddr 10.0.0.1 drop; }",
+	  "t.conf:1:28: \"ip daddr\" contradicts \"icmpv6 type\": a packet is "
+	  "not both IPv6 and IPv4\n" },
+	{ "hook input { icmp type 8 icmpv6 type 1 drop; }",
+	  "t.conf:1:26: \"icmpv6 type\" contradicts \"icmp type\": a packet "
+	  "is not both icmp and icmpv6\n" },
+	{ "hook input { http host \"a.test\" udp dport 80 drop; }",
+	  "t.conf:1:33: \"udp dport\" contradicts \"http host\": a packet is "
+	  "not both tcp and udp\n" },
+	{ "hook input { dns qname \"a.test\" meta l4proto icmp drop; }",
+	  "t.conf:1:14: \"dns qname\" needs protocol tcp or udp, but \"meta "
+	  "l4proto icmp\" excludes it\n" },
+	{ "hook input { dns qname \"a.test\" tls sni \"b.test\" drop; }",
+	  "t.conf:1:33: \"tls sni\" contradicts \"dns qname\": a packet is "
+	  "not both DNS and TLS\n" },
+	{ "hook input { http host \"a.test\" tls ech drop; }",
+	  "t.conf:1:33: \"tls ech\" contradicts \"http host\": a packet is "
+	  "not both HTTP and TLS\n" },
 	{ "hook input { meta l4proto tcp icmp type 8 accept; }",
 	  "t.conf:1:31: \"icmp type\" needs protocol icmp, but \"meta l4proto "
 	  "tcp\" excludes it\n" },
