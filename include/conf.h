@@ -57,7 +57,7 @@ struct conf_options {
 	char *control_group;			/* NULL: socket 0600 */
 	/* Where user and control-group were written (line 0: not), for
 	 * the checks made on the system after the parse (confenv.h). */
-	struct conf_loc user_loc, control_group_loc;
+	struct conf_loc user_loc, control_group_loc, control_socket_loc;
 	uint32_t bypass_mark;			/* 0x40000000 */
 	enum verdict_kind incomplete_verdict;	/* drop (or accept) */
 	enum verdict_kind orphan_verdict;	/* repeat, accept or drop */

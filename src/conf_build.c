@@ -353,6 +353,9 @@ static void opt_store(struct pstate *st, enum opt_id id, const struct pval *v)
 		return;
 	case O_CONTROL_SOCKET:
 		opt_str(st, d, v, &o->control_socket);
+		o->control_socket_loc = (struct conf_loc){ st->file,
+							   v->loc.line,
+							   v->loc.col };
 		return;
 	case O_USER:
 		opt_str(st, d, v, &o->user);

@@ -64,24 +64,26 @@ static int check_socket_dir(const struct conf *c, struct diags *dg)
 {
 	const char *path = c->opts.control_socket;
 	char dir[PATH_MAX], sockdir[PATH_MAX];
+	const struct conf_loc *where;
 	struct conf_loc loc;
 	struct stat st;
 
 	if (!path || !strchr(path, '/') || geteuid() != 0)
 		return 0;
 	snprintf(sockdir, sizeof(sockdir), "%s", path);
+	where = at(c, &c->opts.control_socket_loc, &loc);
 	existing_dir(path, dir, sizeof(dir));
 	*strrchr(sockdir, '/') = '\0';
 	if (strcmp(dir, sockdir) != 0 && access(dir, W_OK) < 0) {
-		diag_add(dg, DIAG_ERROR, whole(c, &loc),
+		diag_add(dg, DIAG_ERROR, where,
 			 "control-socket \"%s\": cannot create its directory: %s is not writable (%s): create the directory or choose another path",
 			 path, dir, strerror(errno));
 		return -EINVAL;
 	}
 	if (strcmp(dir, sockdir) == 0 && stat(dir, &st) == 0 &&
 	    !S_ISDIR(st.st_mode)) {
-		diag_add(dg, DIAG_ERROR, whole(c, &loc),
-			 "control-socket \"%s\": %s is not a directory",
+		diag_add(dg, DIAG_ERROR, where,
+			 "control-socket \"%s\": %s is not a directory: choose another path",
 			 path, dir);
 		return -EINVAL;
 	}

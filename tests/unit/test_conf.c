@@ -329,6 +329,27 @@ static void test_env_errors(void **state)
 	conf_free(c);
 }
 
+/* The control socket's directory, as root sees it (nfqd makes it). */
+static void test_env_socket_dir(void **state)
+{
+	struct conf *c;
+	struct diags d = { 0 };
+	char *err;
+
+	if (geteuid() != 0)
+		skip();
+	c = load_ok("options {\n  control-socket \"/etc/passwd/c.sock\";\n}");
+	assert_int_equal(conf_check_env(c, &d), -EINVAL);
+	err = diag_join(&d, DIAG_ERROR);
+	assert_non_null(err);
+	assert_string_equal(err, "t.conf:2:18: control-socket "
+			    "\"/etc/passwd/c.sock\": /etc/passwd is not a "
+			    "directory: choose another path\n");
+	free(err);
+	diag_free(&d);
+	conf_free(c);
+}
+
 static void test_sets(void **state)
 {
 	struct conf *c = load_ok(
@@ -1197,6 +1218,7 @@ int main(void)
 		cmocka_unit_test(test_queue_numbers_errors),
 		cmocka_unit_test(test_queues_auto_range),
 		cmocka_unit_test(test_env_errors),
+		cmocka_unit_test(test_env_socket_dir),
 		cmocka_unit_test(test_sets),
 		cmocka_unit_test(test_match_addr),
 		cmocka_unit_test(test_match_l4),
