@@ -8,11 +8,14 @@
 #include "check.h"
 #include "conf.h"
 #include "confenv.h"
+#include "daemon.h"
 #include "diag.h"
 #include "policy.h"
+#include "queue.h"
 
+/* FIRST: the config's first queue, which a start probes the kernel on. */
 static int load(const char *path, bool builtin, struct conf **c,
-		struct diags *d)
+		uint16_t *first, struct diags *d)
 {
 	uint16_t *nums = NULL;
 	int rc, n;
@@ -25,6 +28,8 @@ static int load(const char *path, bool builtin, struct conf **c,
 	if (rc < 0)
 		return rc;
 	n = conf_queue_numbers(&(*c)->opts, &nums);
+	if (n > 0)
+		*first = nums[0];
 	free(nums);
 	if (n < 0)
 		diag_add(d, DIAG_ERROR, &(struct conf_loc){ path, 0, 0 },
@@ -33,14 +38,36 @@ static int load(const char *path, bool builtin, struct conf **c,
 	return n < 0 ? n : 0;
 }
 
+/* The kernel features P needs, asked as a start asks (binding nothing);
+ * without CAP_NET_ADMIN only a warning that the start checks them. */
+static int check_kernel(const struct policy *p, uint16_t num,
+			struct diags *d)
+{
+	uint32_t need = policy_kernel_flags(p) & NFQD_OPTIONAL_KFLAGS;
+	uint32_t supported;
+	int rc;
+
+	if (!need)
+		return 0;
+	rc = queue_kflags_supported(need, num, &supported);
+	if (rc == 0)
+		return nfqd_check_kflags(supported, p, d);
+	diag_add(d, DIAG_WARNING, NULL, "%s: cannot ask the kernel whether NFQUEUE provides what this rule needs (%s): the start checks it; run nfqd -t as root to check it now",
+		 policy_flag_user(p, need & NFQA_CFG_F_CONNTRACK ?
+				  NFQA_CFG_F_CONNTRACK : NFQA_CFG_F_UID_GID),
+		 strerror(-rc));
+	return 0;
+}
+
 int nfqd_check_config(const char *path, bool builtin, bool dump)
 {
 	struct diags d = { 0 };
 	struct conf *c = NULL;
 	struct policy *p = NULL;
+	uint16_t first = 0;
 	int rc;
 
-	rc = load(path, builtin, &c, &d);
+	rc = load(path, builtin, &c, &first, &d);
 	if (rc == 0) {
 		/* What a start checks: the system's side, and the policy
 		 * with its set files. A dump shows what nfqd understood,
@@ -49,6 +76,8 @@ int nfqd_check_config(const char *path, bool builtin, bool dump)
 
 		p = policy_build(c, 1, &d);
 		rc = p ? env : -EINVAL;
+		if (p && !dump && check_kernel(p, first, &d) < 0)
+			rc = -EOPNOTSUPP;
 	}
 	diag_print(stderr, &d);
 	if (rc == 0 && dump) {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * confenv.c - the checks a config must pass on this system before
- * anything is bound: users and groups exist, the control socket's
- * directory is there or can be made.
+ * anything is bound: users and groups exist, the control socket's path
+ * fits a socket address, its directory and the stats file's are there
+ * or can be made.
  */
 #include <errno.h>
 #include <grp.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "conf.h"
@@ -57,37 +59,79 @@ static void existing_dir(const char *path, char *dir, size_t size)
 	snprintf(dir, size, ".");
 }
 
-/* nfqd makes the control socket's directory when it is missing (as
- * root, before dropping privileges): the nearest existing one must be
- * writable then. Only root's view counts. */
-static int check_socket_dir(const struct conf *c, struct diags *dg)
+/* Can the missing directory DIR (its nearest existing ancestor
+ * EXISTING) be made? Make its first missing component and remove it
+ * again: only mkdir() knows (a read-only or virtual file system). */
+static int can_make_dir(const char *dir, const char *existing)
 {
-	const char *path = c->opts.control_socket;
-	char dir[PATH_MAX], sockdir[PATH_MAX];
+	char first[PATH_MAX];
+	size_t len = strlen(existing);
+	char *end;
+
+	snprintf(first, sizeof(first), "%s", dir);
+	if (strncmp(dir, existing, len) != 0)
+		len = 0;		/* "." above a relative path */
+	else if (dir[len] == '/')
+		len++;
+	end = strchr(first + len, '/');
+	if (end)
+		*end = '\0';
+	if (mkdir(first, 0700) < 0)
+		return errno == EEXIST ? 0 : -errno;
+	rmdir(first);
+	return 0;
+}
+
+/* nfqd makes the directory of the control socket or the stats file
+ * when it is missing (as root, before dropping privileges): it must be
+ * possible then. Only root's view counts. OPT_LOC: where option OPT
+ * was written, or NULL. */
+static int check_dir(const struct conf *c, const char *opt, const char *path,
+		     const struct conf_loc *opt_loc, struct diags *dg)
+{
+	char dir[PATH_MAX], parent[PATH_MAX];
 	const struct conf_loc *where;
 	struct conf_loc loc;
 	struct stat st;
+	int rc;
 
 	if (!path || !strchr(path, '/') || geteuid() != 0)
 		return 0;
-	snprintf(sockdir, sizeof(sockdir), "%s", path);
-	where = at(c, &c->opts.control_socket_loc, &loc);
+	where = opt_loc ? at(c, opt_loc, &loc) : whole(c, &loc);
+	snprintf(parent, sizeof(parent), "%s", path);
 	existing_dir(path, dir, sizeof(dir));
-	*strrchr(sockdir, '/') = '\0';
-	if (strcmp(dir, sockdir) != 0 && access(dir, W_OK) < 0) {
+	*strrchr(parent, '/') = '\0';
+	if (!*parent)
+		return 0;
+	if (strcmp(dir, parent) != 0 && (rc = can_make_dir(parent, dir)) < 0) {
 		diag_add(dg, DIAG_ERROR, where,
-			 "control-socket \"%s\": cannot create its directory: %s is not writable (%s): create the directory or choose another path",
-			 path, dir, strerror(errno));
+			 "%s \"%s\": cannot create its directory %s (%s): create the directory or choose another path",
+			 opt, path, parent, strerror(-rc));
 		return -EINVAL;
 	}
-	if (strcmp(dir, sockdir) == 0 && stat(dir, &st) == 0 &&
+	if (strcmp(dir, parent) == 0 && stat(dir, &st) == 0 &&
 	    !S_ISDIR(st.st_mode)) {
 		diag_add(dg, DIAG_ERROR, where,
-			 "control-socket \"%s\": %s is not a directory: choose another path",
-			 path, dir);
+			 "%s \"%s\": %s is not a directory: choose another path",
+			 opt, path, dir);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* A socket's path must fit sun_path with its terminating NUL. */
+static int check_socket_len(const struct conf *c, struct diags *dg)
+{
+	const char *path = c->opts.control_socket;
+	struct sockaddr_un sa;
+	struct conf_loc loc;
+
+	if (!path || strlen(path) < sizeof(sa.sun_path))
+		return 0;
+	diag_add(dg, DIAG_ERROR, at(c, &c->opts.control_socket_loc, &loc),
+		 "control-socket \"%s\": path too long (%zu bytes, at most %zu): choose a shorter path",
+		 path, strlen(path), sizeof(sa.sun_path) - 1);
+	return -EINVAL;
 }
 
 int conf_check_env(const struct conf *c, struct diags *dg)
@@ -112,7 +156,11 @@ int conf_check_env(const struct conf *c, struct diags *dg)
 			 errno ? strerror(errno) : "", o->control_group);
 		rc = -EINVAL;
 	}
-	if (check_socket_dir(c, dg) < 0)
+	if (check_socket_len(c, dg) < 0 ||
+	    check_dir(c, "control-socket", o->control_socket,
+		      &o->control_socket_loc, dg) < 0)
+		rc = -EINVAL;
+	if (check_dir(c, "stats-file", o->stats_file, NULL, dg) < 0)
 		rc = -EINVAL;
 	return rc;
 }

@@ -36,8 +36,6 @@
 #include "stats.h"
 #include "svcjob.h"
 
-/* Kernel flags the policy may ask for; probed once at start. */
-#define OPTIONAL_KFLAGS (NFQA_CFG_F_UID_GID | NFQA_CFG_F_CONNTRACK)
 #define LOG_FLUSH_SECONDS	0.1	/* workers' log lines reach stderr */
 /* A reload waits this long for the kernel's answer to a reconfigure, as
  * long as a config message waits for its ACK (queue_conf.c): a worker
@@ -122,10 +120,10 @@ static int start_worker(struct queue *q)
 }
 
 /* Name the rule that needs a kernel feature this kernel lacks. */
-static int check_kflags(const struct nfqd *d, const struct policy *p,
-			struct diags *dg)
+int nfqd_check_kflags(uint32_t supported, const struct policy *p,
+		      struct diags *dg)
 {
-	uint32_t missing = policy_kernel_flags(p) & ~d->kflags_supported;
+	uint32_t missing = policy_kernel_flags(p) & ~supported;
 
 	if (missing & NFQA_CFG_F_CONNTRACK)
 		diag_add(dg, DIAG_ERROR, NULL, "%s: ct state needs conntrack attributes from NFQUEUE, which this kernel does not provide (CONFIG_NETFILTER_NETLINK_GLUE_CT)",
@@ -136,11 +134,17 @@ static int check_kflags(const struct nfqd *d, const struct policy *p,
 	return missing ? -EOPNOTSUPP : 0;
 }
 
+static int check_kflags(const struct nfqd *d, const struct policy *p,
+			struct diags *dg)
+{
+	return nfqd_check_kflags(d->kflags_supported, p, dg);
+}
+
 /* Learn which optional kernel flags this kernel accepts (binds
  * nothing). */
 static int probe_kflags(struct nfqd *d, uint16_t num)
 {
-	int rc = queue_kflags_supported(OPTIONAL_KFLAGS, num,
+	int rc = queue_kflags_supported(NFQD_OPTIONAL_KFLAGS, num,
 					&d->kflags_supported);
 
 	if (rc < 0)

@@ -318,6 +318,18 @@ bg_pid() { _BG_PIDS="$_BG_PIDS $1"; }
 at_exit() { _AT_EXIT="${_AT_EXIT:-}$1
 "; }
 
+# "nfqd -t -c $1", printing its output: succeeds when it says "config
+# OK", or refuses the config only for an NFQUEUE feature this kernel
+# lacks (ct state without CONFIG_NETFILTER_NETLINK_GLUE_CT), which a start
+# refuses too; that refusal is printed after "config OK, but: ".
+nfqd_check() {
+	local out
+	out=$("$NFQD" -t -c "$1" 2>&1) && { echo "$out"; return 0; }
+	echo "$out" | grep -v "which this kernel does not provide" | grep -q . &&
+		{ echo "$out"; return 1; }
+	echo "config OK, but: $out"
+}
+
 # Write a config file from stdin to $TMP/$1 and print its path. Stats and
 # control socket paths default into $TMP so tests never touch /run.
 conf_file() {

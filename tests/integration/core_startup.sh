@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Start-up failures exit 1 with exactly one clear line: a queue bound by another
 # process, no CAP_NET_ADMIN, a -c file that does not exist. The daemon
-# already running keeps working.
+# already running keeps working. nfqd -t refuses what a start refuses (a
+# control socket or stats file whose directory cannot be made, a socket
+# path too long, a match the kernel's NFQUEUE cannot feed).
 . "$(dirname "$0")/../lib.sh"
 
 ns_setup
@@ -41,6 +43,49 @@ expect_fail "no CAP_NET_ADMIN" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 	--bounding-set=-all "$NFQD" -c "$conf2"
 expect_fail "$TMP/missing.conf" "$NFQD" -c "$TMP/missing.conf"
+
+# A config "nfqd -t" accepts starts: what the start refuses, -t refuses.
+badconf() {
+	conf_file "$1" <<EOF
+options {
+	${5:-queues 2};
+	stats-file "${3:-$TMP/$1.stats}";
+	control-socket "${2:-$TMP/$1.sock}";
+}
+${4:-}
+EOF
+}
+t_refuses() {
+	local conf=$1 want=$2 out
+	out=$(ip netns exec "$NS_B" "$NFQD" -t -c "$conf" 2>&1) &&
+		fail "nfqd -t accepted $(basename "$conf"): $out"
+	echo "$out" | grep -qF "$want" ||
+		fail "nfqd -t $(basename "$conf"): no \"$want\" in: $out"
+	log "-t refuses as expected: $out"
+}
+long=$TMP/$(printf 'x%.0s' $(seq 120)).sock
+c=$(badconf sockdir.conf /proc/nonexist/x.sock)
+expect_fail 'control-socket "/proc/nonexist/x.sock": cannot create its directory' "$NFQD" -c "$c"
+t_refuses "$c" 'control-socket "/proc/nonexist/x.sock": cannot create its directory'
+c=$(badconf socklong.conf "$long")
+expect_fail "too long" "$NFQD" -c "$c"
+t_refuses "$c" "too long"
+c=$(badconf statsdir.conf "" /proc/nonexist/stats9)
+expect_fail 'stats-file "/proc/nonexist/stats9": cannot create its directory' "$NFQD" -c "$c"
+t_refuses "$c" 'stats-file "/proc/nonexist/stats9": cannot create its directory'
+# ct state: refused by -t exactly when the start refuses it (this kernel's
+# CONFIG_NETFILTER_NETLINK_GLUE_CT).
+# Queue 3 is bound: a kernel with ct state refuses the start too.
+c=$(badconf ct.conf "" "" "hook forward { ct state new accept; }" "queues 3-3")
+if out=$(timeout 10 ip netns exec "$NS_B" "$NFQD" -c "$c" 2>&1); then
+	fail "ct.conf: the start did not stop: $out"
+fi
+if echo "$out" | grep -qF "ct state needs conntrack attributes"; then
+	t_refuses "$c" "ct state needs conntrack attributes"
+else
+	ip netns exec "$NS_B" "$NFQD" -t -c "$c" >/dev/null 2>&1 ||
+		fail "ct.conf: the kernel has ct state, -t refused it"
+fi
 
 kill -0 "$NFQD_PID" || fail "first nfqd died"
 in_a ping -c 3 -i 0.1 -W 2 -q 192.0.2.2 >/dev/null \

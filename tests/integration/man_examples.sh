@@ -42,7 +42,7 @@ for page in "$MAN"/nfqd.conf.5 "$MAN"/nfqd.8 "$TOP_SRCDIR"/man/nfqd-ctl.8; do
 		# the example's names are for the host it describes; here
 		# ones that exist stand in for them.
 		sed -i -E "s/^([[:space:]]*)user \"[^\"]*\"/\1user \"nobody\"/; s/^([[:space:]]*)control-group \"[^\"]*\"/\1control-group \"$(id -gn nobody)\"/" "$TMP/ex"
-		out=$("$NFQD" -t -c "$TMP/ex" 2>&1) ||
+		out=$(nfqd_check "$TMP/ex") ||
 			fail "$(basename "$page") example $i: nfqd -t: $out"
 		log "$(basename "$page") example $i: $out"
 		n=$((n + 1))
