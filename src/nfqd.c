@@ -69,8 +69,14 @@ static int run_daemon(struct nfqd *d, const char *path, bool builtin)
 		rc = stats_start(d->loop, &d->conf->opts, &d->reg, &d->stats);
 	if (rc == 0)
 		rc = nfqd_serve(d);
-	if (rc < 0)
+	if (rc < 0) {
+		/* What the start made goes: no stale socket, no stats file
+		 * of a daemon that never ran. */
+		ctl_stop(ctl);
+		stats_stop(d->stats);
+		d->stats = NULL;
 		return d->start_retry ? NFQD_EXIT_RETRY : 1;
+	}
 	nfqd_run(d);
 	ctl_stop(ctl);
 	nfqd_stop(d);

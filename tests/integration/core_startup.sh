@@ -73,6 +73,33 @@ t_refuses "$c" "too long"
 c=$(badconf statsdir.conf "" /proc/nonexist/stats9)
 expect_fail 'stats-file "/proc/nonexist/stats9": cannot create its directory' "$NFQD" -c "$c"
 t_refuses "$c" 'stats-file "/proc/nonexist/stats9": cannot create its directory'
+# A start that fails after the control socket listens removes it, and
+# the stats file: as a user with CAP_NET_ADMIN only (no root: the
+# directory checks are root's view) and a stats directory /proc refuses.
+mkdir -m 777 "$TMP/s9"
+c=$(badconf stale.conf "$TMP/s9/nfqd9.sock" /proc/nonexist/stats9 "" "queues 5-5")
+out=$(timeout 10 ip netns exec "$NS_B" setpriv --reuid=65534 \
+	--regid=65534 --clear-groups --inh-caps=+net_admin \
+	--ambient-caps=+net_admin "$NFQD" -c "$c" 2>&1) &&
+	fail "a stats file in /proc/nonexist started: $out"
+echo "$out" | grep -qF "stats: cannot create the directory of" ||
+	fail "stale.conf: $out"
+[ -e "$TMP/s9/nfqd9.sock" ] && fail "a failed start left its control socket"
+# ... and one whose workers do not start (no thread to be had), after the
+# stats file was written.
+require_cmd cc
+cc -shared -fPIC -O2 -o "$TMP/threadfail.so" \
+	"$TOP_SRCDIR/tests/integration/threadfail_shim.c" -ldl -lpthread ||
+	fail "cannot build the shim"
+: >"$TMP/fail"
+c=$(badconf nothread.conf "" "" "" "queues 5-5")
+out=$(timeout 10 ip netns exec "$NS_B" env THREADFAIL_FILE="$TMP/fail" \
+	LD_PRELOAD="$(san_preload "$TMP/threadfail.so")" "$NFQD" -c "$c" 2>&1) &&
+	fail "nfqd started without threads: $out"
+for f in "$TMP/nothread.conf.sock" "$TMP/nothread.conf.stats"; do
+	[ -e "$f" ] && fail "a failed start left $f: $out"
+done
+log "a failed start removed its socket and stats file: $out"
 # ct state: refused by -t exactly when the start refuses it (this kernel's
 # CONFIG_NETFILTER_NETLINK_GLUE_CT).
 # Queue 3 is bound: a kernel with ct state refuses the start too.
