@@ -155,6 +155,9 @@ int queue_fd(const struct queue *q);	/* the netlink socket */
 bool queue_adopted(const struct queue *q);	/* came from the fd store */
 uint16_t queue_num(const struct queue *q);
 int queue_cpu(const struct queue *q);	/* -1 if not pinned */
+/* Pin the worker to CPU, or (-1) let it run on every CPU the calling
+ * thread may use. Main thread; 0 or -errno (the worker stays). */
+int queue_set_cpu(struct queue *q, int cpu);
 unsigned queue_slot(const struct queue *q);
 
 /* Netfilter hooks a queue tells apart (NF_INET_PRE_ROUTING .. POST_ROUTING). */

@@ -1025,6 +1025,26 @@ static int reload_with(struct nfqd *d, struct conf *nc, struct diags *dg)
 	return 0;
 }
 
+/* The queues that stay follow cpu-pin and queue-base (new ones were
+ * bound with them). */
+static void pin_queues(struct nfqd *d, const struct conf_options *o)
+{
+	struct registry *r = registry_get(&d->reg);
+
+	for (unsigned i = 0; i < r->n; i++) {
+		uint16_t num = queue_num(r->q[i]);
+		int cpu = cpu_for_queue(o, num);
+		int rc = queue_set_cpu(r->q[i], cpu);
+
+		if (rc < 0 && cpu < 0)
+			log_warn("queue %u: cannot let the worker run on every CPU (%s): it stays on CPU %d until a restart",
+				 num, strerror(-rc), queue_cpu(r->q[i]));
+		else if (rc < 0)
+			log_warn("queue %u: cannot pin the worker to CPU %d (%s): it stays where it runs until a restart",
+				 num, cpu, strerror(-rc));
+	}
+}
+
 int nfqd_reload(struct nfqd *d, struct diags *dg)
 {
 	struct conf *nc = NULL;
@@ -1046,6 +1066,7 @@ int nfqd_reload(struct nfqd *d, struct diags *dg)
 		notify_reload_failed(d, dg, rc);
 		return rc;
 	}
+	pin_queues(d, &nc->opts);
 	if (text)
 		fdstore_put_config(&d->fds, text, len);
 	free(text);

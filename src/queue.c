@@ -68,6 +68,27 @@ int queue_cpu(const struct queue *q)
 	return q->cpu;
 }
 
+int queue_set_cpu(struct queue *q, int cpu)
+{
+	cpu_set_t set;
+	int rc;
+
+	if (cpu == q->cpu)
+		return 0;
+	CPU_ZERO(&set);
+	if (cpu >= 0)
+		CPU_SET(cpu, &set);
+	else if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return -errno;
+	if (q->started) {
+		rc = pthread_setaffinity_np(q->thread, sizeof(set), &set);
+		if (rc != 0)
+			return -rc;
+	}
+	q->cpu = cpu;
+	return 0;
+}
+
 unsigned queue_slot(const struct queue *q)
 {
 	return q->slot;
