@@ -1045,17 +1045,25 @@ static void pin_queues(struct nfqd *d, const struct conf_options *o)
 	}
 }
 
+/* A daemon on the built-in config (the default file did not exist at
+ * start) reloads it only while that file still does not exist. */
+static bool reload_builtin(const struct nfqd *d)
+{
+	return d->builtin_config && access(d->config_path, F_OK) < 0 &&
+	       errno == ENOENT;
+}
+
 int nfqd_reload(struct nfqd *d, struct diags *dg)
 {
 	struct conf *nc = NULL;
 	char *text = NULL;
 	size_t len = 0;
 	char *sets;
+	bool builtin = reload_builtin(d);
 	int rc;
 
 	notify_reloading(d);
-	rc = load_conf(d->config_path, d->builtin_config, &nc, &text, &len,
-		       dg);
+	rc = load_conf(d->config_path, builtin, &nc, &text, &len, dg);
 	if (rc == 0)
 		rc = conf_check_env(nc, dg);	/* as a start checks it */
 	if (rc == 0)
@@ -1073,6 +1081,10 @@ int nfqd_reload(struct nfqd *d, struct diags *dg)
 	if (d->config_state == NFQD_CONF_LAST_GOOD)
 		log_warn("config %s loaded: no longer running the last good config",
 			 d->config_path);
+	if (d->builtin_config && !builtin)
+		log_info("config %s exists now: loaded instead of the built-in config",
+			 d->config_path);
+	d->builtin_config = builtin;
 	d->config_state = d->builtin_config ? NFQD_CONF_BUILTIN :
 					       NFQD_CONF_FILE;
 	free(d->refused);
