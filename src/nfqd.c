@@ -85,6 +85,23 @@ static int run_daemon(struct nfqd *d, const char *path, bool builtin)
 	return 0;
 }
 
+/* PATH made absolute against the working directory (malloc'd; NULL when
+ * out of memory or the directory is gone): status and every reload name
+ * and read the same file. Symbolic links stay: a link moved to another
+ * file is followed by the next reload. */
+static char *absolute(const char *path)
+{
+	char *cwd, *abs = NULL;
+
+	if (path[0] == '/')
+		return strdup(path);
+	cwd = getcwd(NULL, 0);
+	if (cwd && asprintf(&abs, "%s/%s", cwd, path) < 0)
+		abs = NULL;
+	free(cwd);
+	return abs;
+}
+
 enum { OPT_DUMP = 256 };
 
 int main(int argc, char **argv)
@@ -104,6 +121,7 @@ int main(int argc, char **argv)
 	 * start (which returns without tearing down what it began); a leak
 	 * checker must see it reachable, not lost with main's frame. */
 	static struct nfqd d;
+	static char *abs;	/* the daemon's config path, for its life */
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "c:tdVh", longopts, NULL)) != -1) {
@@ -149,7 +167,13 @@ int main(int argc, char **argv)
 	if (check)
 		return nfqd_check_config(path, builtin, dump) == 0 ? 0 : 1;
 
+	abs = absolute(path);
+	if (!abs) {
+		fprintf(stderr, "nfqd: %s: cannot make the path absolute (%s): give it from /\n",
+			path, strerror(errno));
+		return 1;
+	}
 	block_signals();
 	rcu_register_thread();
-	return run_daemon(&d, path, builtin);
+	return run_daemon(&d, abs, builtin);
 }

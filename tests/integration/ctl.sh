@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # ctl.sh - nfqd-ctl's commands, options, outputs and exit statuses
-# (nfqd-ctl(8)): status, reload (good, bad, SIGHUP), rules, usage
+# (nfqd-ctl(8)): status (the config's absolute path), reload (good, bad,
+# SIGHUP), rules, usage
 # errors (2), an unreachable daemon (3), the socket's mode and removal.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/integration/ctl_lib.sh"
@@ -22,7 +23,10 @@ hook input {
 EOF
 }
 CONF=$(write_conf "udp dport 9 drop;")
-start_nfqd "$NS_B" "$CONF"
+# Started with a relative path: status shows it absolute.
+cd "$TMP" || fail "cd $TMP"
+start_nfqd "$NS_B" "$(basename "$CONF")"
+cd - >/dev/null || fail "cd back"
 wait_bound "$NS_B" 0 1
 wait_file "$SOCK"
 
