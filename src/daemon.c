@@ -808,8 +808,9 @@ static int open_new(struct nfqd *d, const struct conf_options *o,
 
 		rc = queue_open(&pl->next->q[i], &at, o, kflags);
 		if (rc < 0)
-			diag_add(dg, DIAG_ERROR, NULL, "queue %u: cannot bind (%s)", num,
-				  strerror(-rc));
+			diag_add(dg, DIAG_ERROR, NULL, rc == -EPERM ?
+				 "queue %u: bind failed: already bound by another process (%s)" :
+				 "queue %u: cannot bind (%s)", num, strerror(-rc));
 	}
 	return rc;
 }

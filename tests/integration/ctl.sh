@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # ctl.sh - nfqd-ctl's commands, options, outputs and exit statuses
 # (nfqd-ctl(8)): status (the config's absolute path), reload (good, bad,
-# SIGHUP), rules, usage
+# SIGHUP, a queue another process holds), rules, usage
 # errors (2), an unreachable daemon (3), the socket's mode and removal.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/integration/ctl_lib.sh"
@@ -13,7 +13,7 @@ SOCK="$TMP/run/nfqd.sock"
 write_conf() {
 	conf_file nfqd.conf <<EOF
 options {
-    queues { 0, 1 };
+    queues { ${QUEUES:-0, 1} };
     stats-file "$STATS";
     control-socket "$SOCK";
 }
@@ -87,6 +87,28 @@ until ctl -j status | grep -q '"generation": 4' || ! before "$end"; do
 	sleep 0.1
 done
 ctl -j status | grep -q '"generation": 4' || fail "SIGHUP did not reload"
+
+# A reload that cannot bind a queue another process holds says so, as a
+# start does (core_startup.sh), and keeps the running policy.
+other=$(conf_file other.conf <<EOF
+options {
+    queues 50-50;
+    stats-file "$TMP/other.stats";
+    control-socket "$TMP/other.sock";
+}
+EOF
+)
+ip netns exec "$NS_B" "$NFQD" -c "$other" >"$TMP/other.log" 2>&1 &
+other_pid=$!
+bg_pid $other_pid
+wait_bound "$NS_B" 50
+QUEUES="0, 1, 50" write_conf "udp dport 8 drop;" >/dev/null
+out=$(ctl reload 2>&1) && fail "a reload bound queue 50, held by another nfqd: $out"
+echo "$out" | grep -qF "queue 50: bind failed: already bound by another process (Operation not permitted)" ||
+	fail "reload of a held queue: $out"
+log "reload of a held queue: $out"
+kill -TERM $other_pid && wait $other_pid
+write_conf "udp dport 8 drop;" >/dev/null
 
 # A large answer (5000 rules, about 400 KiB of JSON) is written out in
 # pieces as the client reads.
