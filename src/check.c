@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* check.c - "nfqd -t" and "nfqd -t --dump". */
+#include <cap-ng.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,11 @@ static int check_kernel(const struct policy *p, uint16_t num,
 
 	if (!need)
 		return 0;
-	rc = queue_kflags_supported(need, num, &supported);
+	/* Without it every config message is refused (EPERM), which the
+	 * probe takes for a queue another process holds. */
+	capng_get_caps_process();
+	rc = capng_have_capability(CAPNG_EFFECTIVE, CAP_NET_ADMIN) ?
+	     queue_kflags_supported(need, num, &supported) : -EPERM;
 	if (rc == 0)
 		return nfqd_check_kflags(supported, p, d);
 	diag_add(d, DIAG_WARNING, NULL, "%s: cannot ask the kernel whether NFQUEUE provides what this rule needs (%s): the start checks it; run nfqd -t as root to check it now",

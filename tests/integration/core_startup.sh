@@ -113,6 +113,13 @@ else
 	ip netns exec "$NS_B" "$NFQD" -t -c "$c" >/dev/null 2>&1 ||
 		fail "ct.conf: the kernel has ct state, -t refused it"
 fi
+# Without CAP_NET_ADMIN -t cannot ask the kernel: it warns, the start checks.
+chmod 644 "$c"
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+	--bounding-set=-all "$NFQD" -t -c "$c" 2>&1) ||
+	fail "ct.conf: -t without CAP_NET_ADMIN refused it: $out"
+echo "$out" | grep -qF "the start checks it" ||
+	fail "ct.conf: -t without CAP_NET_ADMIN did not warn: $out"
 
 kill -0 "$NFQD_PID" || fail "first nfqd died"
 in_a ping -c 3 -i 0.1 -W 2 -q 192.0.2.2 >/dev/null \
