@@ -20,7 +20,9 @@ queue_rule_setup 0
 
 STATS="$TMP/run/stats"
 SOCK="$TMP/run/nfqd.sock"
-CONF=$(conf_file nfqd.conf <<EOF
+# The config with hook input's rules $1 (its path).
+write_conf() {
+	conf_file nfqd.conf <<EOF
 options {
     queues { 0 };
     stats-file "$STATS";
@@ -29,10 +31,11 @@ options {
 }
 hook input {
     policy accept;
-    udp dport 9 drop;
+$1
 }
 EOF
-)
+}
+CONF=$(write_conf '    udp dport 9 drop;')
 start_nfqd "$NS_B" "$CONF"
 wait_bound "$NS_B" 0
 wait_file "$SOCK"
@@ -183,19 +186,8 @@ wait_stats_field "$STATS" 0 13 5
 
 # A reload goes on counting the rules whose text it keeps (one series in
 # rules, top and Prometheus); a rule of a new text starts at 0.
-conf_file nfqd.conf >/dev/null <<EOF
-options {
-    queues { 0 };
-    stats-file "$STATS";
-    stats-interval 1;
-    control-socket "$SOCK";
-}
-hook input {
-    policy accept;
-    udp dport 10 drop;
-    udp dport 9 drop;
-}
-EOF
+write_conf '    udp dport 10 drop;
+    udp dport 9 drop;' >/dev/null
 ctl reload >/dev/null || fail "reload failed"
 send_udp_to "$NS_A" 192.0.2.2 2 9
 wait_stats_field "$STATS" 0 13 7
