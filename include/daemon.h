@@ -15,7 +15,6 @@
 #include <sys/types.h>
 
 #include <ev.h>
-#include <linux/netfilter/nfnetlink_queue.h>
 
 #include "conf.h"
 #include "fdstore.h"
@@ -63,16 +62,6 @@ struct nfqd {
 	ev_timer watchdog_timer;	/* WATCHDOG=1 while workers progress */
 	bool watchdog_stalled;		/* a worker stopped: pings withheld */
 };
-
-/* Kernel flags the policy may ask for; probed once at start (and by
- * nfqd -t), with a config message that binds nothing. */
-#define NFQD_OPTIONAL_KFLAGS (NFQA_CFG_F_UID_GID | NFQA_CFG_F_CONNTRACK)
-
-/* The kernel flags policy P needs that SUPPORTED lacks, each an error in
- * DG naming its rule: -EOPNOTSUPP, or 0 when none is missing. */
-struct policy;
-int nfqd_check_kflags(uint32_t supported, const struct policy *p,
-		      struct diags *dg);
 
 /* Exit status of a start that failed with a valid config while systemd
  * holds queue sockets (EX_TEMPFAIL): the unit restarts it, and the

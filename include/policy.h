@@ -91,6 +91,11 @@ uint32_t policy_kernel_flags(const struct policy *p);
  * (one NFQA_CFG_F_* bit), or NULL. For errors naming the rule. */
 const char *policy_flag_user(const struct policy *p, uint32_t flag);
 
+/* The kernel flags P needs that SUPPORTED lacks, each an error in DG
+ * naming its rule: -EOPNOTSUPP, or 0 when none is missing. */
+int policy_check_kflags(const struct policy *p, uint32_t supported,
+			struct diags *dg);
+
 /*
  * Before P replaces OLD (main thread, nothing may fail after this): each
  * named set that keeps its name and type takes over OLD's runtime

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/netfilter/nfnetlink_queue.h>
+
 struct conf_options;
 struct policy;
 struct queue;
@@ -71,6 +73,10 @@ int queue_open(struct queue **out, const struct queue_place *at,
  */
 int queue_adopt(struct queue **out, int fd, const struct queue_place *at,
 		const struct conf_options *o, uint32_t kflags);
+
+/* Kernel flags a policy may ask for; probed once at start (and by
+ * nfqd -t), with a config message that binds nothing. */
+#define QUEUE_OPTIONAL_KFLAGS (NFQA_CFG_F_UID_GID | NFQA_CFG_F_CONNTRACK)
 
 /*
  * Which of the NFQA_CFG_F_* bits WANTED this kernel accepts, asked on a

@@ -9,7 +9,6 @@
 #include "check.h"
 #include "conf.h"
 #include "confenv.h"
-#include "daemon.h"
 #include "diag.h"
 #include "policy.h"
 #include "queue.h"
@@ -44,7 +43,7 @@ static int load(const char *path, bool builtin, struct conf **c,
 static int check_kernel(const struct policy *p, uint16_t num,
 			struct diags *d)
 {
-	uint32_t need = policy_kernel_flags(p) & NFQD_OPTIONAL_KFLAGS;
+	uint32_t need = policy_kernel_flags(p) & QUEUE_OPTIONAL_KFLAGS;
 	uint32_t supported;
 	int rc;
 
@@ -56,7 +55,7 @@ static int check_kernel(const struct policy *p, uint16_t num,
 	rc = capng_have_capability(CAPNG_EFFECTIVE, CAP_NET_ADMIN) ?
 	     queue_kflags_supported(need, num, &supported) : -EPERM;
 	if (rc == 0)
-		return nfqd_check_kflags(supported, p, d);
+		return policy_check_kflags(p, supported, d);
 	diag_add(d, DIAG_WARNING, NULL, "%s: cannot ask the kernel whether NFQUEUE provides what this rule needs (%s): the start checks it; run nfqd -t as root to check it now",
 		 policy_flag_user(p, need & NFQA_CFG_F_CONNTRACK ?
 				  NFQA_CFG_F_CONNTRACK : NFQA_CFG_F_UID_GID),

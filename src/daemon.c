@@ -119,32 +119,17 @@ static int start_worker(struct queue *q)
 	return rc;
 }
 
-/* Name the rule that needs a kernel feature this kernel lacks. */
-int nfqd_check_kflags(uint32_t supported, const struct policy *p,
-		      struct diags *dg)
-{
-	uint32_t missing = policy_kernel_flags(p) & ~supported;
-
-	if (missing & NFQA_CFG_F_CONNTRACK)
-		diag_add(dg, DIAG_ERROR, NULL, "%s: ct state needs conntrack attributes from NFQUEUE, which this kernel does not provide (CONFIG_NETFILTER_NETLINK_GLUE_CT)",
-			  policy_flag_user(p, NFQA_CFG_F_CONNTRACK));
-	if (missing & NFQA_CFG_F_UID_GID)
-		diag_add(dg, DIAG_ERROR, NULL, "%s: meta skuid/skgid needs NFQUEUE uid/gid attributes, which this kernel refused",
-			  policy_flag_user(p, NFQA_CFG_F_UID_GID));
-	return missing ? -EOPNOTSUPP : 0;
-}
-
 static int check_kflags(const struct nfqd *d, const struct policy *p,
 			struct diags *dg)
 {
-	return nfqd_check_kflags(d->kflags_supported, p, dg);
+	return policy_check_kflags(p, d->kflags_supported, dg);
 }
 
 /* Learn which optional kernel flags this kernel accepts (binds
  * nothing). */
 static int probe_kflags(struct nfqd *d, uint16_t num)
 {
-	int rc = queue_kflags_supported(NFQD_OPTIONAL_KFLAGS, num,
+	int rc = queue_kflags_supported(QUEUE_OPTIONAL_KFLAGS, num,
 					&d->kflags_supported);
 
 	if (rc < 0)

@@ -989,6 +989,21 @@ const char *policy_flag_user(const struct policy *p, uint32_t flag)
 	return NULL;
 }
 
+/* Name the rule that needs a kernel feature this kernel lacks. */
+int policy_check_kflags(const struct policy *p, uint32_t supported,
+			struct diags *dg)
+{
+	uint32_t missing = policy_kernel_flags(p) & ~supported;
+
+	if (missing & NFQA_CFG_F_CONNTRACK)
+		diag_add(dg, DIAG_ERROR, NULL, "%s: ct state needs conntrack attributes from NFQUEUE, which this kernel does not provide (CONFIG_NETFILTER_NETLINK_GLUE_CT)",
+			  policy_flag_user(p, NFQA_CFG_F_CONNTRACK));
+	if (missing & NFQA_CFG_F_UID_GID)
+		diag_add(dg, DIAG_ERROR, NULL, "%s: meta skuid/skgid needs NFQUEUE uid/gid attributes, which this kernel refused",
+			  policy_flag_user(p, NFQA_CFG_F_UID_GID));
+	return missing ? -EOPNOTSUPP : 0;
+}
+
 /* Sum of counter word I over all slots, minus the reset baseline. */
 static uint64_t ctr_sum(const struct policy *p, size_t i)
 {
