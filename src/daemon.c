@@ -119,12 +119,6 @@ static int start_worker(struct queue *q)
 	return rc;
 }
 
-static int check_kflags(const struct nfqd *d, const struct policy *p,
-			struct diags *dg)
-{
-	return policy_check_kflags(p, d->kflags_supported, dg);
-}
-
 /* Learn which optional kernel flags this kernel accepts (binds
  * nothing). */
 static int probe_kflags(struct nfqd *d, uint16_t num)
@@ -300,7 +294,7 @@ static int start_queues(struct nfqd *d, const uint16_t *nums, unsigned n,
 	}
 	rc = probe_kflags(d, n ? nums[0] : 0);
 	if (rc == 0)
-		rc = check_kflags(d, p, &dg);
+		rc = policy_check_kflags(p, d->kflags_supported, &dg);
 	diag_log(&dg, "");
 	diag_free(&dg);
 	if (rc < 0) {
@@ -975,7 +969,8 @@ static int reload_with(struct nfqd *d, struct conf *nc, struct diags *dg)
 		p = policy_build(nc, slot_count(pl->used), dg);
 		if (p)
 			policy_use_ifcache(p, d->ifc);
-		rc = p ? check_kflags(d, p, dg) : -EINVAL;
+		rc = p ? policy_check_kflags(p, d->kflags_supported, dg) :
+			 -EINVAL;
 	}
 	if (rc == 0) {
 		kflags = policy_kernel_flags(p);
