@@ -188,9 +188,6 @@ static enum rule_result rule_matches(const struct policy *p,
 		else if (hit == m->negate)
 			return RULE_FALSE;
 	}
-	/* A name still coming: the handshake cannot finish without the
-	 * rest, so this packet passes and the one completing it is judged
-	 * (nfqd.conf(5) NAMES). */
 	return unknown ? RULE_UNKNOWN : pending ? RULE_PENDING : RULE_TRUE;
 }
 
@@ -422,6 +419,13 @@ static bool decide(struct policy *p, const struct crule *r,
 		d->names = r->names;
 		return true;
 	case RULE_PENDING:
+		/* A name still coming (nfqd.conf(5) NAMES): this packet has
+		 * none, so a rule that would drop it for its name does not
+		 * match; one that would let it through might, and the
+		 * handshake cannot finish without the rest: accepted, and
+		 * the packet completing the name is judged. */
+		if (r->verdict == NF_DROP)
+			return false;
 		d->verdict = NF_ACCEPT;
 		return true;
 	case RULE_TRUE:

@@ -6,7 +6,9 @@
 # (TLS SNI over TCP), curl to a Python HTTP server (Host), kdig over UDP
 # and TCP to a scripted resolver (DNS query names). A blocklist names
 # .blocked.test and exact.test: every blocked name fails, every other
-# name works, before and after the blocked attempts. (s_server serves one
+# name works, before and after the blocked attempts. A port's drop after
+# the name rules still drops its SYN: a server that speaks first (as SSH
+# or SMTP do) shows nothing through it, and one on another port does. (s_server serves one
 # connection at a time and a blocked client's connection stays open,
 # its ClientHello dropped, so it is tried last.)
 . "$TOP_SRCDIR/tests/lib.sh"
@@ -85,6 +87,26 @@ udp()
 EOF
 ip netns exec "$NS_B" /usr/bin/python3 "$TMP/dns.py" >"$TMP/dns.log" 2>&1 &
 bg_pid $!
+# Servers that speak first (a banner on connect): 2222, dropped by a
+# rule after the name rules, and 2223.
+cat >"$TMP/banner.py" <<'EOF'
+import socket, threading
+
+def serve(port):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("192.0.2.2", port))
+    s.listen(16)
+    while True:
+        c, _ = s.accept()
+        c.sendall(b"BANNER\n")
+        c.close()
+
+threading.Thread(target=serve, args=(2222,), daemon=True).start()
+serve(2223)
+EOF
+ip netns exec "$NS_B" /usr/bin/python3 "$TMP/banner.py" >"$TMP/banner.log" 2>&1 &
+bg_pid $!
 echo hello >"$TMP/index.html"
 
 conf=$(conf_file nfqd.conf <<EOF
@@ -101,11 +123,23 @@ hook input {
 	tls sni @blk drop;
 	http host @blk drop;
 	dns qname @blk drop;
+	tcp dport 2222 drop;
 }
 EOF
 )
 start_nfqd "$NS_B" "$conf"
 wait_bound "$NS_B" 0
+
+cat >"$TMP/banner_get.py" <<'EOF'
+# banner_get.py PORT TIMEOUT: exit 0 when the server's banner arrives.
+import socket, sys
+try:
+    s = socket.create_connection(("192.0.2.2", int(sys.argv[1])),
+                                 timeout=float(sys.argv[2]))
+    sys.exit(0 if s.recv(16) == b"BANNER\n" else 1)
+except OSError:
+    sys.exit(1)
+EOF
 
 # Wait for the servers (polling, $WAIT_SECONDS s at most).
 end=$(deadline "$WAIT_SECONDS")
@@ -115,7 +149,8 @@ while :; do
 	in_a curl -s -m 2 --resolve ok.test:80:192.0.2.2 \
 		http://ok.test/index.html >/dev/null 2>&1 &&
 	in_a kdig +short +time=1 +retry=0 @192.0.2.2 ok.test A 2>/dev/null |
-		grep -q 192.0.2.2 && break
+		grep -q 192.0.2.2 &&
+	in_a /usr/bin/python3 "$TMP/banner_get.py" 2223 2 && break
 	before "$end" || fail "servers not reachable through nfqd: $(cat "$TMP/nfqd.log")"
 	sleep 0.1
 done
@@ -159,5 +194,12 @@ sclient_ok www.allowed.test 4433 || fail "s_client to s_server as www.allowed.te
 T=$T_BLOCKED
 sclient_ok www.blocked.test 4433 && fail "s_client to s_server as www.blocked.test got a certificate"
 log "openssl s_client and s_server: allowed connects, blocked does not"
+# The SYN to 2222 while the name rules wait for a name: the port's drop
+# judges it (before, the name rules accepted it and the banner came).
+in_a /usr/bin/python3 "$TMP/banner_get.py" 2222 "$T_BLOCKED" &&
+	fail "a SYN to a dropped port passed the name rules: the banner came"
+in_a /usr/bin/python3 "$TMP/banner_get.py" 2223 "$WAIT_SECONDS" ||
+	fail "no banner from the server on 2223"
+log "a port's drop after the name rules drops its SYN"
 stop_nfqd
 log "ok"

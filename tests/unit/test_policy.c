@@ -1378,6 +1378,65 @@ static void test_names_leading(void **state)
 	conf_free(c);
 }
 
+/*
+ * A name still coming (the SYN, a ClientHello's first segment): for such
+ * a packet a rule whose name would drop it is as one that does not match
+ * (the packet carries no name yet), so later rules judge it: a port's or
+ * a source's drop still drops a SYN. A rule whose name would accept it
+ * accepts it (the name may yet be that one) and ends the walk.
+ */
+static void test_names_pending(void **state)
+{
+	static const char text[] =
+		"set blk { type domain; elements = { \".blocked.test\" }; }\n"
+		"hook input {\n"
+		"  tls sni @blk drop;\n"
+		"  dns qname @blk drop;\n"
+		"  tcp dport 22 drop;\n"
+		"  ip saddr 198.51.100.7 drop;\n"
+		"  tls sni \"allowed.test\" accept;\n"
+		"  tcp dport 443 drop;\n"
+		"}\n";
+	struct conf *c = NULL;
+	struct pkt_names n;
+	struct pkt k;
+	struct policy *p;
+
+	(void)state;
+	assert_int_equal(conf_load_buffer("t.conf", text, strlen(text), &c,
+					  NULL), 0);
+	p = build(c, 1);
+	for (int e = 0; e < 2; e++) {
+		policy_set_eval(p, e ? POLICY_EVAL_INDEX : POLICY_EVAL_LINEAR);
+		k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_TCP, 22, 5, 20, 0, 0);
+		k.names = &n;
+		memset(&n, 0, sizeof(n));
+		n.state = NAMES_PENDING;
+		assert_decided(judged(p, &k), NF_DROP);
+		assert_false(judged(p, &k).names);
+		k = mk4(HOOK_INPUT, "198.51.100.7", IPPROTO_TCP, 443, 5, 20, 0,
+			0);
+		k.names = &n;
+		assert_decided(judged(p, &k), NF_DROP);
+		/* The allow rule might match: accepted, the port's drop
+		 * not tried. */
+		k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_TCP, 443, 5, 20, 0, 0);
+		k.names = &n;
+		assert_decided(judged(p, &k), NF_ACCEPT);
+		k.dport = 8080;
+		assert_decided(judged(p, &k), NF_ACCEPT);
+		/* The names known: the blocklist's drop. */
+		n.state = PKT_PRESENT;
+		n.proto = NP_TLS;
+		strcpy(n.n.name, "a.blocked.test");
+		n.n.len = 14;
+		assert_decided(judged(p, &k), NF_DROP);
+		assert_true(judged(p, &k).names);
+	}
+	policy_free(p);
+	conf_free(c);
+}
+
 /* The headline bypasses, and "tcp dport 23 drop" / "udp dport 7 drop". */
 static struct conf *headline_conf(void)
 {
@@ -2080,6 +2139,7 @@ int main(void)
 		cmocka_unit_test(test_transport_out_of_reach),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_names_leading),
+		cmocka_unit_test(test_names_pending),
 		cmocka_unit_test(test_ah_and_fragments6),
 		cmocka_unit_test(test_unknown_rule_logic),
 		cmocka_unit_test(test_unknown_meta),
