@@ -77,11 +77,21 @@ struct dom_read {
 	int err;
 };
 
+/* An IPv4 or IPv6 address; an IPv6 one may have a zone index, as in
+ * macOS's /etc/hosts ("fe80::1%lo0 localhost"). */
 static bool is_addr(const char *t)
 {
+	const char *zone = strchr(t, '%');
+	char text[INET6_ADDRSTRLEN];
 	uint8_t a[16];
 
-	return inet_pton(AF_INET, t, a) == 1 || inet_pton(AF_INET6, t, a) == 1;
+	if (inet_pton(AF_INET, t, a) == 1 || inet_pton(AF_INET6, t, a) == 1)
+		return true;
+	if (!zone || !zone[1] || (size_t)(zone - t) >= sizeof(text))
+		return false;
+	memcpy(text, t, (size_t)(zone - t));
+	text[zone - t] = '\0';
+	return inet_pton(AF_INET6, text, a) == 1;
 }
 
 static bool is_localhost(const char *t)

@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1193,6 +1194,68 @@ static void test_parse_elem(void **state)
 	free(msg);
 }
 
+/* ---- domain set files ---- */
+
+static const char *dom_add(void *arg, const struct conf_elem *el)
+{
+	strcat(arg, el->str);
+	strcat(arg, "\n");
+	return NULL;
+}
+
+/*
+ * Read TEXT as the file d.txt of domain set d: the patterns it adds into
+ * ELEMS (one a line; 4096 bytes), its warnings as diag_join() gives them
+ * ("" if none) returned (malloc'd).
+ */
+static char *dom_file(const char *text, char *elems)
+{
+	char dir[] = "/tmp/test_conf.XXXXXX";
+	struct conf c = { 0 };
+	struct conf_set s = { .name = (char *)"d", .type = SET_DOMAIN,
+			      .file = (char *)"d.txt" };
+	struct diags d = { 0 };
+	int here = open(".", O_RDONLY | O_DIRECTORY);
+	FILE *f;
+	char *w;
+
+	assert_true(here >= 0);
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chdir(dir), 0);
+	f = fopen("d.txt", "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	elems[0] = '\0';
+	assert_int_equal(conf_set_file_read(&c, &s, dom_add, elems, &d), 0);
+	unlink("d.txt");
+	assert_int_equal(fchdir(here), 0);
+	close(here);
+	rmdir(dir);
+	w = diag_join(&d, DIAG_WARNING);
+	diag_free(&d);
+	return w ? w : strdup("");
+}
+
+/* The address of a hosts line may be IPv6 with a zone index (macOS's
+ * "fe80::1%lo0 localhost"): a hosts line as "::1 localhost" is. */
+static void test_domain_file_hosts(void **state)
+{
+	char elems[4096], *w;
+
+	w = dom_file("127.0.0.1 localhost\n::1 localhost\n"
+		     "fe80::1%lo0 localhost\nfe80::1%lo0 zone.test\n"
+		     "0.0.0.0 a.test\n", elems);
+	assert_string_equal(w, "");
+	assert_string_equal(elems, "zone.test\na.test\n");
+	free(w);
+	w = dom_file("fe80::1%lo0\nb.test\n", elems);
+	assert_string_equal(w, "d.txt:1:1: warning: \"fe80::1%lo0\": an "
+			    "address without a name; line ignored\n");
+	assert_string_equal(elems, "b.test\n");
+	free(w);
+}
+
 static void test_names(void **state)
 {
 	assert_string_equal(conf_hook_name(HOOK_PREROUTING), "prerouting");
@@ -1231,6 +1294,7 @@ int main(void)
 		cmocka_unit_test(test_error_cases),
 		cmocka_unit_test(test_multiple_errors),
 		cmocka_unit_test(test_parse_elem),
+		cmocka_unit_test(test_domain_file_hosts),
 		cmocka_unit_test(test_names),
 	};
 
