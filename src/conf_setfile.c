@@ -65,7 +65,7 @@ static char *trim(char *line, unsigned *col)
  * below). '#' at the start or after a blank, '!' and '[' lines are
  * comments. Anything else is a warning, never an error: lists carry junk.
  */
-#define DOMAIN_WARNINGS 10	/* per file; then one count at the end */
+#define DOMAIN_WARNINGS 10	/* per file; then one count for the rest */
 
 struct dom_read {
 	const char *path;
@@ -74,6 +74,8 @@ struct dom_read {
 	void *arg;
 	struct diags *d;
 	unsigned long n_elems, n_junk;
+	struct conf_loc more;		/* the first junk not shown */
+	unsigned last_junk;		/* its line */
 	int err;
 };
 
@@ -112,10 +114,30 @@ static bool is_localhost(const char *t)
 static void dom_junk(struct dom_read *r, unsigned line, unsigned col,
 		     const char *tok, const char *why)
 {
-	if (r->n_junk++ < DOMAIN_WARNINGS)
-		diag_add(r->d, DIAG_WARNING,
-			 &(struct conf_loc){ r->path, line, col },
-			 "\"%.80s\": %s; line ignored", tok, why);
+	struct conf_loc at = { r->path, line, col };
+
+	if (r->n_junk++ < DOMAIN_WARNINGS) {
+		diag_add(r->d, DIAG_WARNING, &at, "\"%.80s\": %s; line ignored",
+			 tok, why);
+		return;
+	}
+	if (r->n_junk == DOMAIN_WARNINGS + 1)
+		r->more = at;
+	r->last_junk = line;
+}
+
+/* The junk lines not shown one by one: their count, from the first. */
+static void dom_junk_more(const struct dom_read *r)
+{
+	unsigned long n = r->n_junk - DOMAIN_WARNINGS;
+
+	if (r->n_junk <= DOMAIN_WARNINGS)
+		return;
+	diag_add(r->d, DIAG_WARNING, &r->more, "set %s: %lu more line%s "
+		 "ignored, not names either (from this one to line %u; only "
+		 "the first %d are shown one by one): fix or remove them, or "
+		 "comment them out ('#')", r->s->name, n, n == 1 ? "" : "s",
+		 r->last_junk, DOMAIN_WARNINGS);
 }
 
 /* One pattern TOK (at COL) of FLAGS_OR (0: as written) to the set. */
@@ -201,7 +223,8 @@ static int read_domains(FILE *f, const char *path, const struct conf_set *s,
 			conf_elem_fn add, void *arg, struct diags *d,
 			unsigned long *n_elems)
 {
-	struct dom_read r = { path, s, add, arg, d, 0, 0, 0 };
+	struct dom_read r = { .path = path, .s = s, .add = add, .arg = arg,
+			      .d = d };
 	char *line = NULL;
 	size_t cap = 0;
 	unsigned lineno = 0;
@@ -216,10 +239,7 @@ static int read_domains(FILE *f, const char *path, const struct conf_set *s,
 	}
 	if (!feof(f) && !r.err)
 		r.err = errno == ENOMEM ? -ENOMEM : -EIO;
-	if (r.n_junk > DOMAIN_WARNINGS)
-		diag_add(d, DIAG_WARNING, &(struct conf_loc){ path, lineno, 1 },
-			 "set %s: %lu more lines ignored (not names)", s->name,
-			 r.n_junk - DOMAIN_WARNINGS);
+	dom_junk_more(&r);
 	free(line);
 	*n_elems = r.n_elems;
 	return r.err;

@@ -1256,6 +1256,28 @@ static void test_domain_file_hosts(void **state)
 	free(w);
 }
 
+/* After the first 10 junk lines, one warning counts the rest, at the
+ * first of them (not at the file's last line). */
+static void test_domain_file_junk(void **state)
+{
+	char text[512] = "a.test\n", elems[4096], *w, *last;
+
+	for (int i = 0; i < 13; i++)
+		strcat(text, "bad!name\n");
+	strcat(text, "b.test\nc.test\n");
+	w = dom_file(text, elems);
+	assert_string_equal(elems, "a.test\nb.test\nc.test\n");
+	assert_non_null(strstr(w, "d.txt:11:1: warning: \"bad!name\""));
+	last = strstr(w, "d.txt:12:1:");
+	assert_non_null(last);
+	assert_string_equal(last, "d.txt:12:1: warning: set d: 3 more lines "
+			    "ignored, not names either (from this one to "
+			    "line 14; only the first 10 are shown one by "
+			    "one): fix or remove them, or comment them out "
+			    "('#')\n");
+	free(w);
+}
+
 static void test_names(void **state)
 {
 	assert_string_equal(conf_hook_name(HOOK_PREROUTING), "prerouting");
@@ -1295,6 +1317,7 @@ int main(void)
 		cmocka_unit_test(test_multiple_errors),
 		cmocka_unit_test(test_parse_elem),
 		cmocka_unit_test(test_domain_file_hosts),
+		cmocka_unit_test(test_domain_file_junk),
 		cmocka_unit_test(test_names),
 	};
 
