@@ -31,7 +31,8 @@ void domset_free(struct domset *d);
 
 /*
  * Parse the pattern TEXT (LEN bytes): "example.com", ".example.com" or
- * "*.example.com", any case, one trailing dot allowed. NAME (at least
+ * "*.example.com", any case, one trailing dot allowed; "*." and the name
+ * 253 characters at most, as the names below it must be. NAME (at least
  * NAME_MAX_LEN + 1 bytes) gets the normal form, *FLAGS the DOM_* bits.
  * 0, or -EINVAL with *WHY a static reason (non-ASCII asks for the A-label).
  */

@@ -539,6 +539,11 @@ int domset_pattern(const char *text, size_t len, char *name, unsigned *flags,
 		       "characters, 253 in all, no blanks";
 		return -EINVAL;
 	}
+	if (*flags == DOM_BELOW && o.len + 2 > NAME_MAX_LEN) {
+		*why = "no name below it fits in 253 characters: \"*.\" and "
+		       "the name, 253 in all";
+		return -EINVAL;
+	}
 	memcpy(name, o.name, (size_t)o.len + 1);
 	return 0;
 }

@@ -1278,6 +1278,45 @@ static void test_domain_file_junk(void **state)
 	free(w);
 }
 
+/* A name of LEN characters: labels of 63 and a shorter last one. */
+static void long_name(char *out, unsigned len)
+{
+	for (unsigned i = 0; i < len; i++)
+		out[i] = i % 64 == 63 ? '.' : 'a';
+	out[len] = '\0';
+}
+
+/* "*." and a name 253 characters in all at most: no name below a longer
+ * pattern fits a name's 253. Refused as an over-long name is, in the
+ * config (an error) and in a set file (a warning). */
+static void test_domain_below_too_long(void **state)
+{
+	char name[300], text[400], want[1024], elems[4096], *w;
+	const char *why = "no name below it fits in 253 characters: \"*.\" "
+			  "and the name, 253 in all";
+	struct conf *c;
+
+	long_name(name, 251);
+	snprintf(text, sizeof(text), "set d { type domain; elements = { "
+		 "\"*.%s\" }; }\n", name);
+	c = load_ok(text);
+	conf_free(c);
+	long_name(name, 252);
+	snprintf(text, sizeof(text), "set d { type domain; elements = { "
+		 "\"*.%s\" }; }\n", name);
+	snprintf(want, sizeof(want), "t.conf:1:35: bad name \"*.%s\": %s\n",
+		 name, why);
+	expect_err(text, want);
+	long_name(name, 253);
+	snprintf(text, sizeof(text), "*.%s\na.test\n", name);
+	w = dom_file(text, elems);
+	snprintf(want, sizeof(want), "d.txt:1:1: warning: \"*.%.78s\": %s; "
+		 "line ignored\n", name, why);
+	assert_string_equal(w, want);
+	assert_string_equal(elems, "a.test\n");
+	free(w);
+}
+
 static void test_names(void **state)
 {
 	assert_string_equal(conf_hook_name(HOOK_PREROUTING), "prerouting");
@@ -1318,6 +1357,7 @@ int main(void)
 		cmocka_unit_test(test_parse_elem),
 		cmocka_unit_test(test_domain_file_hosts),
 		cmocka_unit_test(test_domain_file_junk),
+		cmocka_unit_test(test_domain_below_too_long),
 		cmocka_unit_test(test_names),
 	};
 
