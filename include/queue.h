@@ -53,6 +53,12 @@ struct queue_place {
 	const struct registry_root *root;
 };
 
+/* What the kernel's EPERM to a bind or an adoption (WHAT) of queue NUM
+ * says, in the log and in a reload's errors: printf format of NUM, WHAT
+ * and strerror(EPERM). */
+#define QUEUE_HELD_FMT \
+	"queue %u: %s failed: already bound by another process (%s)"
+
 /*
  * Open a netlink socket and bind queue AT->num configured from O with the
  * optional kernel flags KFLAGS (NFQA_CFG_F_UID_GID, _CONNTRACK), all in

@@ -765,6 +765,16 @@ static int plan_queues(struct nfqd *d, const uint16_t *nums, unsigned n,
 	return 0;
 }
 
+static void bind_failed(struct diags *dg, uint16_t num, int rc)
+{
+	if (rc == -EPERM)
+		diag_add(dg, DIAG_ERROR, NULL, QUEUE_HELD_FMT, num, "bind",
+			 strerror(-rc));
+	else
+		diag_add(dg, DIAG_ERROR, NULL, "queue %u: cannot bind (%s)",
+			 num, strerror(-rc));
+}
+
 /* Bind the new queues with the options O and flags KFLAGS; their
  * workers wait. */
 static int open_new(struct nfqd *d, const struct conf_options *o,
@@ -787,9 +797,7 @@ static int open_new(struct nfqd *d, const struct conf_options *o,
 
 		rc = queue_open(&pl->next->q[i], &at, o, kflags);
 		if (rc < 0)
-			diag_add(dg, DIAG_ERROR, NULL, rc == -EPERM ?
-				 "queue %u: bind failed: already bound by another process (%s)" :
-				 "queue %u: cannot bind (%s)", num, strerror(-rc));
+			bind_failed(dg, num, rc);
 	}
 	return rc;
 }

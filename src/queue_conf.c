@@ -156,8 +156,7 @@ static int configure(struct queue *q, bool bind)
 static void log_conf_error(const struct queue *q, const char *what, int rc)
 {
 	if (rc == -EPERM)
-		log_err("queue %u: %s failed: already bound by another process (%s)",
-			q->num, what, strerror(-rc));
+		log_err(QUEUE_HELD_FMT, q->num, what, strerror(-rc));
 	else
 		log_err("queue %u: %s with copy-range %u, queue-maxlen %u, flags 0x%x failed (%s)",
 			q->num, what, q->params.copy_range, q->params.maxlen,
