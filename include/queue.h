@@ -87,7 +87,8 @@ int queue_adopt(struct queue **out, int fd, const struct queue_place *at,
 /*
  * Which of the NFQA_CFG_F_* bits WANTED this kernel accepts, asked on a
  * socket of its own about queue NUM without binding or changing it. 0
- * with *OUT set, or a negative errno.
+ * with *OUT set, or a negative errno: -EPERM when the kernel refuses to
+ * be asked (no CAP_NET_ADMIN over this network namespace).
  */
 int queue_kflags_supported(uint32_t wanted, uint16_t num, uint32_t *out);
 

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* check.c - "nfqd -t" and "nfqd -t --dump". */
-#include <cap-ng.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +38,9 @@ static int load(const char *path, bool builtin, struct conf **c,
 }
 
 /* The kernel features P needs, asked as a start asks (binding nothing);
- * without CAP_NET_ADMIN only a warning that the start checks them. */
+ * when the kernel cannot be asked (without CAP_NET_ADMIN over this
+ * network namespace, which a start needs first), only a warning that
+ * the start checks them. */
 static int check_kernel(const struct policy *p, uint16_t num,
 			struct diags *d)
 {
@@ -49,17 +50,14 @@ static int check_kernel(const struct policy *p, uint16_t num,
 
 	if (!need)
 		return 0;
-	/* Without it every config message is refused (EPERM), which the
-	 * probe takes for a queue another process holds. */
-	capng_get_caps_process();
-	rc = capng_have_capability(CAPNG_EFFECTIVE, CAP_NET_ADMIN) ?
-	     queue_kflags_supported(need, num, &supported) : -EPERM;
+	rc = queue_kflags_supported(need, num, &supported);
 	if (rc == 0)
 		return policy_check_kflags(p, supported, d);
 	diag_add(d, DIAG_WARNING, NULL, "%s: cannot ask the kernel whether NFQUEUE provides what this rule needs (%s): the start checks it; run nfqd -t as root to check it now",
 		 policy_flag_user(p, need & NFQA_CFG_F_CONNTRACK ?
 				  NFQA_CFG_F_CONNTRACK : NFQA_CFG_F_UID_GID),
-		 strerror(-rc));
+		 rc == -EPERM ? "no CAP_NET_ADMIN over this network namespace" :
+				strerror(-rc));
 	return 0;
 }
 

@@ -121,11 +121,19 @@ static int start_worker(struct queue *q)
 
 /* Learn which optional kernel flags this kernel accepts (binds
  * nothing). */
+static int no_net_admin(void)
+{
+	log_err("no CAP_NET_ADMIN over this network namespace: nfqd must run as root or with CAP_NET_ADMIN to bind NFQUEUE queues");
+	return -EPERM;
+}
+
 static int probe_kflags(struct nfqd *d, uint16_t num)
 {
 	int rc = queue_kflags_supported(QUEUE_OPTIONAL_KFLAGS, num,
 					&d->kflags_supported);
 
+	if (rc == -EPERM)
+		return no_net_admin();
 	if (rc < 0)
 		log_err("kernel: cannot probe queue flags (%s)", strerror(-rc));
 	return rc;
@@ -629,10 +637,8 @@ static int start_with(struct nfqd *d, struct start_conf *sc)
 
 	if (!d->debug)
 		log_set_level(d->conf->opts.log_level);
-	if (!have_net_admin()) {
-		log_err("no CAP_NET_ADMIN: nfqd must run as root or with CAP_NET_ADMIN to bind NFQUEUE queues");
-		return -EPERM;
-	}
+	if (!have_net_admin())
+		return no_net_admin();
 	/* Packets are judged from the first bind on: names first. */
 	rc = ifcache_start(d->loop, &d->ifc);
 	if (rc < 0)

@@ -429,50 +429,66 @@ int queue_adopt(struct queue **out, int fd, const struct queue_place *at,
  * The kernel checks flags before it looks up the queue: a config message
  * with only FLAGS and MASK for a queue this socket does not hold answers
  * EOPNOTSUPP for a flag it lacks, and ENODEV or EPERM otherwise. No
- * queue is bound or changed.
+ * queue is bound or changed. Before that, nfnetlink answers EPERM to
+ * every message of a process without CAP_NET_ADMIN over the network
+ * namespace: asked first, a flag no kernel has (EOPNOTSUPP once the
+ * message gets through) tells that EPERM from a held queue's.
  */
+#define KFLAG_NONE (1u << 31)
+
+/* Ask about flag BIT of q->num: *ANSWER gets the kernel's (0 or a
+ * negative errno). 0, or the socket's negative errno. */
+static int ask_flag(struct queue *q, uint32_t bit, int *answer)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE], ack[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, q->num);
+	ssize_t n;
+
+	put_flags(nlh, bit, bit);
+	nlh->nlmsg_flags |= NLM_F_ACK;
+	nlh->nlmsg_seq = queue_next_cfg_seq(q);
+	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	n = mnl_socket_recvfrom(q->nl, ack, sizeof(ack));
+	if (n < 0)
+		return -errno;
+	*answer = mnl_cb_run(ack, (size_t)n, nlh->nlmsg_seq, 0, NULL,
+			     NULL) < 0 ? -errno : 0;
+	return 0;
+}
+
+/* Which of the flags WANTED the kernel accepts for q->num, into *OUT. */
+static int ask_flags(struct queue *q, uint32_t wanted, uint32_t *out)
+{
+	int rc, answer = 0;
+
+	rc = ask_flag(q, KFLAG_NONE, &answer);
+	if (rc == 0 && answer == -EPERM)
+		return -EPERM;
+	for (uint32_t bit = 1; bit && rc == 0; bit <<= 1) {
+		if (!(wanted & bit))
+			continue;
+		rc = ask_flag(q, bit, &answer);
+		if (rc == 0 && answer != -EOPNOTSUPP && answer != -EINVAL)
+			*out |= bit;
+		else if (rc == 0)
+			log_debug("kernel: queue flag 0x%x not supported", bit);
+	}
+	return rc;
+}
+
 int queue_kflags_supported(uint32_t wanted, uint16_t num, uint32_t *out)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct queue q = { .num = num, .fd = -1 };
-	int rc = 0;
+	int rc;
 
 	*out = 0;
 	q.nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
 	if (!q.nl)
 		return -errno;
-	if (mnl_socket_bind(q.nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		rc = -errno;
-		goto out;
-	}
-	for (uint32_t bit = 1; bit; bit <<= 1) {
-		struct nlmsghdr *nlh;
-		char ack[MNL_SOCKET_BUFFER_SIZE];
-		ssize_t n;
-
-		if (!(wanted & bit))
-			continue;
-		nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, num);
-		put_flags(nlh, bit, bit);
-		nlh->nlmsg_flags |= NLM_F_ACK;
-		nlh->nlmsg_seq = queue_next_cfg_seq(&q);
-		if (mnl_socket_sendto(q.nl, nlh, nlh->nlmsg_len) < 0) {
-			rc = -errno;
-			break;
-		}
-		n = mnl_socket_recvfrom(q.nl, ack, sizeof(ack));
-		if (n < 0) {
-			rc = -errno;
-			break;
-		}
-		if (mnl_cb_run(ack, (size_t)n, nlh->nlmsg_seq, 0, NULL,
-			       NULL) >= 0 || (errno != EOPNOTSUPP &&
-					      errno != EINVAL))
-			*out |= bit;
-		else
-			log_debug("kernel: queue flag 0x%x not supported", bit);
-	}
-out:
+	rc = mnl_socket_bind(q.nl, 0, MNL_SOCKET_AUTOPID) < 0 ? -errno : 0;
+	if (rc == 0)
+		rc = ask_flags(&q, wanted, out);
 	mnl_socket_close(q.nl);
 	return rc;
 }
