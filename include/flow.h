@@ -93,6 +93,10 @@ void *flow_names(struct flowtab *t, const struct pkt *pkt, uint64_t now_ns,
 /* The packet of flow F (from flow_names()) was dropped on its name. */
 void flow_note_drop(void *f);
 
+/* A new policy: every flow's packets are judged again (a drop noted by
+ * flow_note_drop() was the old policy's). */
+void flowtab_forget_drops(struct flowtab *t);
+
 const struct flow_counters *flowtab_counters(const struct flowtab *t);
 
 /*

@@ -62,6 +62,10 @@ void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
  * least POLICY_INDEX_MIN_RULES rules, else rule by rule. LINEAR, INDEX:
  * always one way, for tests that compare the two.
  */
+/* A number no other policy built by this process has (0: none): a
+ * worker tells a reload's policy from the one it judged with. */
+uint64_t policy_serial(const struct policy *p);
+
 /* Does some rule match on names (the worker then fills pkt->names)? */
 bool policy_has_names(const struct policy *p);
 

@@ -33,7 +33,8 @@ struct decision {
 	bool set_mark;
 	uint32_t mark;
 	bool incomplete;	/* verdict is the policy's incomplete-verdict */
-	bool names;		/* decided by a rule with a name match */
+	bool sticky;		/* a drop the packet's flow keeps (nfqd.conf(5)
+				 * NAMES): a name's, INCOMPLETE or listed */
 };
 
 /*

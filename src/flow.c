@@ -927,3 +927,9 @@ void flow_note_drop(void *f)
 	if (f)
 		((struct flow *)f)->dropped = true;
 }
+
+void flowtab_forget_drops(struct flowtab *t)
+{
+	for (size_t i = 0; i < slots(t); i++)
+		t->f[i].dropped = false;
+}

@@ -570,6 +570,41 @@ void policy_prefetch_name(const struct policy *p, unsigned proto,
 			domset_prefetch(p->name_sets[i].dom, pr, step, w);
 }
 
+/* Is M's field the same for every packet of a flow (addresses, ports,
+ * protocol, names) and its value fixed by the config (no runtime set
+ * elements, no limit's tokens)? */
+static bool flow_invariant(const struct cmatch *m)
+{
+	if (m->dyn)
+		return false;
+	switch (m->field) {
+	case MATCH_TCP_FLAGS:
+	case MATCH_META_MARK:
+	case MATCH_META_LENGTH:
+	case MATCH_CT_STATE:
+	case MATCH_LIMIT:
+	case MATCH_IIFNAME:
+	case MATCH_OIFNAME:
+	case MATCH_META_SKUID:
+	case MATCH_META_SKGID:
+		return false;
+	default:
+		return true;
+	}
+}
+
+/* A drop by R on a name stays with the flow (nfqd.conf(5) NAMES) when
+ * nothing else R matches can change between the flow's packets. */
+static bool drop_sticks(const struct crule *r)
+{
+	if (!r->names)
+		return false;
+	for (unsigned i = 0; i < r->n_m; i++)
+		if (!flow_invariant(&r->m[i]))
+			return false;
+	return true;
+}
+
 static int compile_rule(struct policy *p, const struct conf *c,
 			const struct conf_rule *cr, struct crule *r,
 			struct diags *d)
@@ -599,6 +634,7 @@ static int compile_rule(struct policy *p, const struct conf *c,
 	}
 	if (r->n_m)
 		r->first_name = (uint8_t)policy_name_proto(r->m[0].field);
+	r->sticky = drop_sticks(r);
 	if (cr->add_set)
 		compile_add(p, c, cr, r, d);
 	if (cr->bypass && cr->verdict != VERDICT_ACCEPT)
@@ -718,6 +754,11 @@ static int compile(struct policy *p, const struct conf *c, struct diags *d)
 	return err;
 }
 
+uint64_t policy_serial(const struct policy *p)
+{
+	return p ? p->serial : 0;
+}
+
 struct policy *policy_build(const struct conf *c, unsigned nslots,
 			    struct diags *d)
 {
@@ -726,6 +767,9 @@ struct policy *policy_build(const struct conf *c, unsigned nslots,
 	int err = -ENOMEM;
 
 	if (p) {
+		static uint64_t built;
+
+		p->serial = __atomic_add_fetch(&built, 1, __ATOMIC_RELAXED);
 		p->nslots = nslots;
 		err = compile(p, c, d ? d : &mine);
 	}

@@ -75,6 +75,9 @@ struct crule {
 	bool add_update;
 	bool log;
 	bool names;			/* has a name match */
+	bool sticky;			/* names, and every other match one
+					 * a flow's packets share: its drop
+					 * stays with the flow */
 	uint8_t first_name;		/* enum name_proto of the first match
 					 * when it is a name's, else NP_NONE */
 	char *log_prefix;
@@ -110,6 +113,7 @@ struct pnamed {
 #define POLICY_NAME_SETS 8
 
 struct policy {
+	uint64_t serial;		/* policy_serial() */
 	unsigned nslots;
 	enum policy_eval eval;
 	unsigned n_rules;

@@ -357,6 +357,18 @@ static bool judgeable(const struct pkt *pkt)
 	       pkt->family == NFPROTO_UNSPEC;
 }
 
+/* Is PKT's flow's name still coming (nfqd.conf(5) NAMES)? */
+static bool names_coming(const struct pkt *pkt)
+{
+	return pkt->names && pkt->names->state == NAMES_PENDING;
+}
+
+/* Are PKT's names unknown (INCOMPLETE, or no flow table to read them)? */
+static bool names_unknown(const struct pkt *pkt)
+{
+	return !pkt->names || pkt->names->state == PKT_INCOMPLETE;
+}
+
 static void apply_rule(struct policy *p, const struct crule *r,
 		       const struct pkt *pkt, struct decision *d)
 {
@@ -367,7 +379,9 @@ static void apply_rule(struct policy *p, const struct crule *r,
 		d->set_mark = true;
 		d->mark = r->mark;
 	}
-	if (r->bypass) {
+	/* A connection leaves the queue once its name is known, not at a
+	 * packet before it (a SYN): the name rules must see the name. */
+	if (r->bypass && !names_coming(pkt)) {
 		if (!d->set_mark)
 			d->mark = pkt->flags & PKT_HAS_MARK ? pkt->mark : 0;
 		d->set_mark = true;
@@ -416,7 +430,7 @@ static bool decide(struct policy *p, const struct crule *r,
 		/* This rule might have decided: no later one may. */
 		d->verdict = p->incomplete_verdict;
 		d->incomplete = true;
-		d->names = r->names;
+		d->sticky = r->names && names_unknown(pkt);
 		return true;
 	case RULE_PENDING:
 		/* A name still coming (nfqd.conf(5) NAMES): this packet has
@@ -443,7 +457,7 @@ static bool decide(struct policy *p, const struct crule *r,
 		}
 	}
 	apply_rule(p, r, pkt, d);
-	d->names = r->names;
+	d->sticky = r->sticky;
 	if (c) {
 		ctr_add(&c[2 * r->idx], 1);
 		ctr_add(&c[2 * r->idx + 1], pkt_length(pkt));
@@ -492,7 +506,7 @@ void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
 	d->set_mark = false;
 	d->mark = 0;
 	d->incomplete = false;
-	d->names = false;
+	d->sticky = false;
 	if (!p)
 		return;
 	if (!judgeable(pkt)) {

@@ -444,6 +444,13 @@ static void rx_start(struct queue *q, const struct policy *pol)
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	q->rx_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	q->rx_names = policy_has_names(pol);
+	if (policy_serial(pol) != q->rx_serial) {
+		/* A reload: a flow dropped on a name the old policy listed
+		 * is judged by the new one (nfqd.conf(5) NAMES). */
+		if (q->flows)
+			flowtab_forget_drops(q->flows);
+		q->rx_serial = policy_serial(pol);
+	}
 }
 
 /* The probes the look-ahead made (A, and AN its rx_name) of the name it
@@ -478,13 +485,13 @@ static void judge(struct queue *q, struct policy *pol, struct pkt *p,
 	}
 	if (fate == FLOW_DROP) {
 		d.verdict = NF_DROP;
-		d.names = true;
+		d.sticky = true;
 	} else if (fate == FLOW_PASS) {
 		d.verdict = NF_ACCEPT;
 	} else if (pol) {
 		policy_judge(pol, p, q->slot, &d);
 	}
-	if (fl && d.names && d.verdict == NF_DROP)
+	if (fl && d.sticky && d.verdict == NF_DROP)
 		flow_note_drop(fl);
 	if (p->hook < QUEUE_HOOKS)
 		q->hooks_delta |= 1u << p->hook;

@@ -104,6 +104,7 @@ struct queue {
 	bool ahead_skip, ahead_want;
 	uint64_t rx_ns;		/* monotonic time of the datagrams judged now */
 	bool rx_names;		/* their policy matches names */
+	uint64_t rx_serial;	/* their policy's policy_serial() */
 	struct verdict_batch vb;
 
 	/* acknowledgement awaited by the synchronous config path: a config

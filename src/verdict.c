@@ -139,7 +139,7 @@ static inline void put_rec(struct verdict_batch *b, uint8_t kind,
 	r->d.set_mark = d->set_mark;
 	r->d.mark = d->mark;
 	r->d.incomplete = d->incomplete;
-	r->d.names = d->names;
+	r->d.sticky = d->sticky;
 }
 
 void verdict_batch_add(struct verdict_batch *b, uint32_t id,

@@ -675,6 +675,32 @@ static void test_spread(void **state)
 	}
 }
 
+/* A reload's policy judges the flows the old one dropped on their names
+ * (flowtab_forget_drops()): the flow keeps its name. */
+static void test_forget_drops(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head[] = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	const uint32_t h = sizeof(head) - 1;
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+	void *f;
+
+	(void)state;
+	assert_non_null(t);
+	names_of(t, syn(7100), &fate);
+	f = names_of(t, tcp(7100, TCPF_ACK, 2, head, h), &fate);
+	flow_note_drop(f);
+	names_of(t, tcp(7100, TCPF_ACK, 2 + h, "body", 4), &fate);
+	assert_int_equal(fate, FLOW_DROP);
+	flowtab_forget_drops(t);
+	names_of(t, tcp(7100, TCPF_ACK, 2 + h, "body", 4), &fate);
+	assert_int_equal(fate, FLOW_JUDGE);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+	flowtab_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -695,6 +721,7 @@ int main(void)
 		cmocka_unit_test_setup(test_tcp_gather_evict, ahead),
 		cmocka_unit_test_setup(test_tls_ahead, ahead),
 		cmocka_unit_test_setup(test_settled, ahead),
+		cmocka_unit_test(test_forget_drops),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1275,7 +1275,7 @@ static void test_names(void **state)
 		strcpy(n.n.name, "www.blocked.test");
 		n.n.len = (uint16_t)strlen(n.n.name);
 		assert_decided(judged(p, &k), NF_DROP);
-		assert_true(judged(p, &k).names);
+		assert_true(judged(p, &k).sticky);
 		strcpy(n.n.name, "blocked.test.example");
 		n.n.len = (uint16_t)strlen(n.n.name);
 		assert_decided(judged(p, &k), NF_ACCEPT);
@@ -1366,13 +1366,13 @@ static void test_names_leading(void **state)
 		strcpy(n.n.name, "a.blocked.test");
 		n.n.len = 14;
 		assert_decided(judged(p, &k), NF_DROP);
-		assert_true(judged(p, &k).names);
+		assert_true(judged(p, &k).sticky);
 		strcpy(n.n.name, "late.test");
 		n.n.len = 9;
-		assert_false(judged(p, &k).names);	/* the port's drop */
+		assert_false(judged(p, &k).sticky);	/* the port's drop */
 		k.dport = 444;
 		assert_decided(judged(p, &k), NF_ACCEPT);
-		assert_true(judged(p, &k).names);	/* "late.test" */
+		assert_true(judged(p, &k).sticky);	/* "late.test" */
 	}
 	policy_free(p);
 	conf_free(c);
@@ -1413,7 +1413,7 @@ static void test_names_pending(void **state)
 		memset(&n, 0, sizeof(n));
 		n.state = NAMES_PENDING;
 		assert_decided(judged(p, &k), NF_DROP);
-		assert_false(judged(p, &k).names);
+		assert_false(judged(p, &k).sticky);
 		k = mk4(HOOK_INPUT, "198.51.100.7", IPPROTO_TCP, 443, 5, 20, 0,
 			0);
 		k.names = &n;
@@ -1431,8 +1431,78 @@ static void test_names_pending(void **state)
 		strcpy(n.n.name, "a.blocked.test");
 		n.n.len = 14;
 		assert_decided(judged(p, &k), NF_DROP);
-		assert_true(judged(p, &k).names);
+		assert_true(judged(p, &k).sticky);
 	}
+	policy_free(p);
+	conf_free(c);
+}
+
+/*
+ * Which drops a flow keeps (decision.sticky): a name rule's whose other
+ * matches every packet of the flow shares; not one that also needs a
+ * limit's token or a runtime set element (the next packet may not), nor
+ * a rule without a name. A packet whose name is still coming is not
+ * marked for bypass: the connection leaves the queue once its name is
+ * known.
+ */
+static void test_names_sticky(void **state)
+{
+	static const char text[] =
+		"options { bypass-mark 0x40000000; }\n"
+		"set blk { type domain; elements = { \".blocked.test\" }; }\n"
+		"set tmp { type ipv4_addr; flags timeout; }\n"
+		"hook input {\n"
+		"  tls sni \"rl.test\" limit rate over 1/second drop;\n"
+		"  tls sni \"set.test\" ip saddr @tmp drop;\n"
+		"  tls sni @blk tcp dport 443 drop;\n"
+		"  tcp dport 23 drop;\n"
+		"  tcp dport 443 bypass accept;\n"
+		"}\n";
+	struct conf *c = NULL;
+	struct pkt_names n;
+	struct pkt k;
+	struct policy *p;
+	struct decision d;
+
+	(void)state;
+	assert_int_equal(conf_load_buffer("t.conf", text, strlen(text), &c,
+					  NULL), 0);
+	p = build(c, 1);
+	k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_TCP, 443, 5, 20, 0, 0);
+	k.names = &n;
+	memset(&n, 0, sizeof(n));
+	n.state = PKT_PRESENT;
+	n.proto = NP_TLS;
+	strcpy(n.n.name, "a.blocked.test");
+	n.n.len = 14;
+	assert_decided(judged(p, &k), NF_DROP);
+	assert_true(judged(p, &k).sticky);
+	/* The limit's drop: over the rate once its burst is spent. */
+	strcpy(n.n.name, "rl.test");
+	n.n.len = 7;
+	for (int i = 0; i < 10 && judged(p, &k).verdict != NF_DROP; i++)
+		;
+	d = judged(p, &k);
+	assert_int_equal(d.verdict, NF_DROP);
+	assert_false(d.sticky);
+	/* A port's drop: no name. */
+	k.dport = 23;
+	assert_decided(judged(p, &k), NF_DROP);
+	assert_false(judged(p, &k).sticky);
+	/* The name still coming: accepted, not marked for bypass. */
+	k.dport = 443;
+	n.state = NAMES_PENDING;
+	d = judged(p, &k);
+	assert_int_equal(d.verdict, NF_ACCEPT);
+	assert_false(d.set_mark);
+	/* Known (and not listed): marked. */
+	n.state = PKT_PRESENT;
+	strcpy(n.n.name, "ok.test");
+	n.n.len = 7;
+	d = judged(p, &k);
+	assert_int_equal(d.verdict, NF_ACCEPT);
+	assert_true(d.set_mark);
+	assert_int_equal(d.mark & 0x40000000, 0x40000000);
 	policy_free(p);
 	conf_free(c);
 }
@@ -2140,6 +2210,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_names_leading),
 		cmocka_unit_test(test_names_pending),
+		cmocka_unit_test(test_names_sticky),
 		cmocka_unit_test(test_ah_and_fragments6),
 		cmocka_unit_test(test_unknown_rule_logic),
 		cmocka_unit_test(test_unknown_meta),
