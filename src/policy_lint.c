@@ -229,14 +229,49 @@ static void warn_hidden(const struct conf *c, const struct conf_hook *h,
 	}
 }
 
+/* Does CR match a name that any port's connection may carry (a TLS or
+ * QUIC server name, an HTTP host; DNS is read on dns-ports only)? */
+static bool names_any_port(const struct conf_rule *cr)
+{
+	bool name = false, port = false;
+
+	for (unsigned i = 0; i < cr->n_matches; i++) {
+		enum match_field f = cr->matches[i].field;
+
+		name |= f == MATCH_TLS_SNI || f == MATCH_TLS_ECH ||
+			f == MATCH_HTTP_HOST;
+		port |= f == MATCH_TCP_DPORT || f == MATCH_UDP_DPORT;
+	}
+	return name && !port;
+}
+
+/* A rule that accepts on a name accepts the packets before the name
+ * (nfqd.conf(5) NAMES): without a port, those of a connection to any. */
+static void warn_open_ports(const struct conf *c, const struct conf_rule *cr,
+			    struct diags *d)
+{
+	struct conf_loc at = loc_of(c, &cr->loc);
+
+	if (cr->verdict == VERDICT_DROP || !names_any_port(cr))
+		return;
+	diag_add(d, DIAG_WARNING, &at, "rule \"%s\" lets through the first "
+		 "packets of a connection to any port while its name is still "
+		 "coming (the SYN, up to 8192 bytes of an unfinished "
+		 "ClientHello or request head): name the ports its servers "
+		 "listen on in the rule (\"tcp dport { 80, 443 }\", \"udp "
+		 "dport 443\")", cr->text ? cr->text : "?");
+}
+
 void policy_lint(const struct conf *c, struct diags *d)
 {
 	unsigned from = d->n;
 	unsigned names_warned = 0;
 
 	for (int h = 0; h < HOOK_MAX; h++) {
-		for (unsigned i = 0; i < c->hooks[h].n_rules; i++)
+		for (unsigned i = 0; i < c->hooks[h].n_rules; i++) {
 			warn_copy(c, &c->hooks[h].rules[i], d, &names_warned);
+			warn_open_ports(c, &c->hooks[h].rules[i], d);
+		}
 		warn_hidden(c, &c->hooks[h], d);
 	}
 	diag_sort(d, from);

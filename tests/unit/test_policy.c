@@ -1963,6 +1963,35 @@ static void test_names_copy_warning(void **state)
 	conf_free(c);
 }
 
+/* nfqd -t: a rule that accepts on a TLS or HTTP name without a port
+ * lets every port's SYN through (nfqd.conf(5) NAMES). */
+static void test_names_open_ports(void **state)
+{
+	const char *text = "options { copy-range 4096; }\n"
+			   "hook input {\n"
+			   "  tls sni \"bad.test\" drop;\n"
+			   "  tcp dport 443 tls sni \"ok.test\" accept;\n"
+			   "  dns qname \"ok.test\" accept;\n"
+			   "  http host != \"ok.test\" accept;\n"
+			   "}\n";
+	struct conf *c = NULL;
+	char *w;
+
+	(void)state;
+	assert_int_equal(conf_load_buffer("t.conf", text, strlen(text), &c,
+					  NULL), 0);
+	w = policy_warnings(c);
+	assert_non_null(w);
+	assert_non_null(strstr(w, "t.conf:6:3: warning: rule \"http host != "
+			       "\"ok.test\" accept\" lets through the first "
+			       "packets of a connection to any port"));
+	assert_null(strstr(w, "t.conf:3:"));
+	assert_null(strstr(w, "t.conf:4:"));
+	assert_null(strstr(w, "t.conf:5:"));
+	free(w);
+	conf_free(c);
+}
+
 /*
  * meta length (issue 17, items 3 and 11): copy-range 0 sends no length,
  * which is INCOMPLETE, not 0; a GSO or BIG TCP packet queued whole can be
@@ -2211,6 +2240,7 @@ int main(void)
 		cmocka_unit_test(test_names_leading),
 		cmocka_unit_test(test_names_pending),
 		cmocka_unit_test(test_names_sticky),
+		cmocka_unit_test(test_names_open_ports),
 		cmocka_unit_test(test_ah_and_fragments6),
 		cmocka_unit_test(test_unknown_rule_logic),
 		cmocka_unit_test(test_unknown_meta),
