@@ -20,8 +20,8 @@
 
 #define LINE_MAX_LEN	1024
 #define RING_SLOTS	256	/* lines a worker may log between flushes */
-#define RING_TEXT	500
-#define RING_FIELDS	320	/* "KEY=VALUE\n" lines for the journal */
+#define RING_TEXT	800	/* a packet's line with a 253-byte name */
+#define RING_FIELDS	640	/* "KEY=VALUE\n" lines for the journal */
 #define MAX_FIELDS	16
 
 static enum log_level max_level = LOG_LVL_INFO;

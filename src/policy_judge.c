@@ -211,7 +211,7 @@ static void log_dev(const struct ifcache *ifc, uint32_t ifindex, bool present,
 		snprintf(name, IF_NAMESIZE, "#%u", ifindex);
 }
 
-#define RING_FIELDS_MAX	320	/* log.c keeps as much of the fields */
+#define RING_FIELDS_MAX	640	/* log.c keeps as much of the fields */
 
 /* The verdict a log line names: what the rule decided. */
 static const char *verdict_word(uint32_t v)
@@ -236,6 +236,7 @@ static void log_packet(const struct policy *p, const struct crule *r,
 	char in[IF_NAMESIZE], out[IF_NAMESIZE];
 	char src[INET6_ADDRSTRLEN] = "?", dst[INET6_ADDRSTRLEN] = "?";
 	char l4[48] = "", ports[48] = "", fields[RING_FIELDS_MAX];
+	char name[NAME_MAX_LEN + 8] = "", name_f[NAME_MAX_LEN + 12] = "";
 
 	log_dev(p->ifc, pkt->indev, pkt->flags & PKT_HAS_INDEV, in);
 	log_dev(p->ifc, pkt->outdev, pkt->flags & PKT_HAS_OUTDEV, out);
@@ -252,16 +253,24 @@ static void log_packet(const struct policy *p, const struct crule *r,
 		snprintf(ports, sizeof(ports), "NFQD_SPT=%u\nNFQD_DPT=%u\n",
 			 pkt->sport, pkt->dport);
 	}
+	/* The name the rule saw (label bytes: printable, no spaces). */
+	if (r->names && pkt->names && pkt->names->state == PKT_PRESENT &&
+	    pkt->names->n.len) {
+		snprintf(name, sizeof(name), " NAME=%s", pkt->names->n.name);
+		snprintf(name_f, sizeof(name_f), "NFQD_NAME=%s\n",
+			 pkt->names->n.name);
+	}
 	/* The same facts as journal fields (log.h, log_fields()). */
 	snprintf(fields, sizeof(fields), "NFQD_HOOK=%s\nNFQD_RULE=%u\n"
 		 "NFQD_RULE_AT=%s\nNFQD_VERDICT=%s\nNFQD_SRC=%s\nNFQD_DST=%s\n"
-		 "NFQD_PROTO=%u\n%s", conf_hook_name(r->hook), r->pos, r->where,
-		 verdict_word(r->verdict), src, dst, pkt->l4proto, ports);
+		 "NFQD_PROTO=%u\n%s%s", conf_hook_name(r->hook), r->pos, r->where,
+		 verdict_word(r->verdict), src, dst, pkt->l4proto, ports,
+		 name_f);
 	log_fields(LOG_LVL_INFO, fields, "%shook %s rule %u (%s): IN=%s OUT=%s SRC=%s DST=%s LEN=%u "
-		 "PROTO=%u%s MARK=0x%x VERDICT=%s",
+		 "PROTO=%u%s%s MARK=0x%x VERDICT=%s",
 		 r->log_prefix ? r->log_prefix : "",
 		 conf_hook_name(r->hook), r->pos, r->where, in, out, src, dst,
-		 pkt->orig_len, pkt->l4proto, l4,
+		 pkt->orig_len, pkt->l4proto, l4, name,
 		 pkt->flags & PKT_HAS_MARK ? pkt->mark : 0,
 		 verdict_word(r->verdict));
 }

@@ -120,7 +120,7 @@ options {
 set blk { type domain; elements = { ".blocked.test", "exact.test" }; }
 hook input {
 	policy accept;
-	tls sni @blk drop;
+	tls sni @blk log prefix "sni " drop;
 	http host @blk drop;
 	dns qname @blk drop;
 	tcp dport 2222 drop;
@@ -189,6 +189,10 @@ for round in 1 2; do
 	done
 	log "round $round: allowed names connect, blocked ones do not"
 done
+# The log line names the name the rule saw, in its normal form.
+grep -q "sni hook input rule 1 .* DPT=443 NAME=a\.b\.blocked\.test MARK=0x0 VERDICT=drop$" \
+	"$TMP/nfqd.log" || fail "no log line with the name: $(grep -m1 'sni hook' "$TMP/nfqd.log")"
+
 T=$T_ALLOWED
 sclient_ok www.allowed.test 4433 || fail "s_client to s_server as www.allowed.test failed"
 T=$T_BLOCKED
