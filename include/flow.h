@@ -93,6 +93,17 @@ void *flow_names(struct flowtab *t, const struct pkt *pkt, uint64_t now_ns,
 /* The packet of flow F (from flow_names()) was dropped on its name. */
 void flow_note_drop(void *f);
 
+/* A reload's flow-timeout for T. */
+void flowtab_set_timeout(struct flowtab *t, unsigned timeout_s);
+
+/*
+ * A reload's flow-table-size: the flows of FROM (freed) move into TO, a
+ * new empty table, with their names, streams and counters; where TO's
+ * bucket is full the least recently seen flow is evicted (counted).
+ * Returns the flows evicted.
+ */
+size_t flowtab_move(struct flowtab *to, struct flowtab *from);
+
 /* A new policy: every flow's packets are judged again (a drop noted by
  * flow_note_drop() was the old policy's). */
 void flowtab_forget_drops(struct flowtab *t);

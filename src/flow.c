@@ -928,6 +928,55 @@ void flow_note_drop(void *f)
 		((struct flow *)f)->dropped = true;
 }
 
+void flowtab_set_timeout(struct flowtab *t, unsigned timeout_s)
+{
+	t->timeout_ns = (uint64_t)timeout_s * 1000000000ull;
+}
+
+/* Move flow S of FROM into slot V of TO (free). */
+static void move_flow(struct flowtab *to, size_t v, struct flowtab *from,
+		      size_t s)
+{
+	to->f[v] = from->f[s];
+	to->hs[v] = from->hs[s];
+	to->seen[v] = from->seen[s];
+	if (to->f[v].quic) {
+		to->quic_in[v / WAYS]++;
+		to->n_quic++;
+	}
+	from->f[s].g = NULL;	/* TO's now */
+}
+
+size_t flowtab_move(struct flowtab *to, struct flowtab *from)
+{
+	size_t evicted = 0;
+
+	to->seed = from->seed;	/* the flows' hashes stay right */
+	to->c = from->c;
+	to->c.flows = to->c.pending = 0;
+	for (size_t s = 0; s < slots(from); s++) {
+		size_t v;
+
+		if (!from->hs[s])
+			continue;
+		/* Idle as seen from this flow's last packet: idle now. */
+		v = new_slot(to, bucket_of(to, from->hs[s]), from->seen[s]);
+		if (to->hs[v] && !slot_open(to, v, from->seen[s])) {
+			evicted++;	/* a full bucket: the older goes */
+			if (to->seen[v] > from->seen[s])
+				continue;
+		}
+		if (to->hs[v])
+			flow_clear(to, &to->f[v]);
+		move_flow(to, v, from, s);
+		to->c.flows++;
+		to->c.pending += to->f[v].g != NULL;
+	}
+	to->c.evictions += evicted;
+	flowtab_free(from);	/* and the streams of flows not moved */
+	return evicted;
+}
+
 void flowtab_forget_drops(struct flowtab *t)
 {
 	for (size_t i = 0; i < slots(t); i++)

@@ -140,22 +140,27 @@ static void flows_delta(struct queue *q)
 	s->flows_pending = c->pending;
 }
 
-/* A new flow-table-size or flow-timeout: the table is made anew on the
- * next packet; the flows it held lose their state (INCOMPLETE). */
-static void flows_drop(struct queue *q)
+/* A reload's flow-table-size NP->flow_size: the flows move to a table
+ * of that size (the least recently seen of a full bucket evicted). No
+ * memory for it: the old table stays, and says so. */
+static void flows_resize(struct queue *q, const struct queue_params *np)
 {
-	struct queue_counters *s = &q->flows_seen;
+	struct flowtab *t;
+	size_t n;
 
 	if (!q->flows)
 		return;
-	flows_delta(q);
-	q->delta.flows -= s->flows;
-	q->delta.flows_pending -= s->flows_pending;
-	memset(s, 0, sizeof(*s));
-	flowtab_free(q->flows);
-	q->flows = NULL;
-	log_info("queue %u: flow table for names made anew (flow-table-size "
-		 "or flow-timeout changed)", q->num);
+	t = flowtab_new(np->flow_size, np->flow_timeout, np->dns_ports,
+			np->n_dns_ports);
+	if (!t) {
+		log_err("queue %u: reconfigure: out of memory for flow-table-size %u: the flow table keeps its size",
+			q->num, np->flow_size);
+		return;
+	}
+	n = flowtab_move(t, q->flows);
+	q->flows = t;
+	log_info("queue %u: flow table resized to %u flows, %zu evicted",
+		 q->num, np->flow_size, n);
 }
 
 /* Gauges: "counters reset" does not apply. */
@@ -1200,12 +1205,14 @@ static void apply_params(struct queue *q, struct reconf *rq)
 		free(rq);
 		return;
 	}
-	if (np->flow_size != q->params.flow_size ||
-	    np->flow_timeout != q->params.flow_timeout)
-		flows_drop(q);
-	else if (q->flows)	/* the flows stay; only their reading changes */
+	/* The flows stay, with their names and streams. */
+	if (np->flow_size != q->params.flow_size)
+		flows_resize(q, np);
+	if (q->flows) {
+		flowtab_set_timeout(q->flows, np->flow_timeout);
 		flowtab_set_dns_ports(q->flows, np->dns_ports,
 				      np->n_dns_ports);
+	}
 	q->params = *np;
 	q->reconf_req = rq->req;
 	q->reconf_first = 0;

@@ -701,6 +701,41 @@ static void test_forget_drops(void **state)
 	flowtab_free(t);
 }
 
+/* A reload's flow-table-size (flowtab_move()): a settled flow keeps its
+ * name, a gathering one its bytes; the counters go along. */
+static void test_move(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head[] = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	static const char h1[] = "GET / HTTP/1.1\r\nHo";
+	static const char h2[] = "st: b.test\r\n\r\n";
+	const uint32_t h = sizeof(head) - 1, n1 = sizeof(h1) - 1;
+	struct flowtab *t = flowtab_new(64, 60, dns, 1), *to;
+	enum flow_fate fate;
+
+	(void)state;
+	assert_non_null(t);
+	names_of(t, syn(7200), &fate);
+	names_of(t, tcp(7200, TCPF_ACK, 2, head, h), &fate);
+	names_of(t, syn(7201), &fate);
+	names_of(t, tcp(7201, TCPF_ACK, 2, h1, n1), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	assert_int_equal(flowtab_counters(t)->pending, 1);
+	to = flowtab_new(16, 60, dns, 1);
+	assert_non_null(to);
+	assert_int_equal(flowtab_move(to, t), 0);
+	assert_int_equal(flowtab_counters(to)->flows, 2);
+	assert_int_equal(flowtab_counters(to)->pending, 1);
+	names_of(to, tcp(7200, TCPF_ACK, 2 + h, "body", 4), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+	names_of(to, tcp(7201, TCPF_ACK, 2 + n1, h2, sizeof(h2) - 1), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "b.test");
+	assert_int_equal(flowtab_counters(to)->pending, 0);
+	flowtab_free(to);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -722,6 +757,7 @@ int main(void)
 		cmocka_unit_test_setup(test_tls_ahead, ahead),
 		cmocka_unit_test_setup(test_settled, ahead),
 		cmocka_unit_test(test_forget_drops),
+		cmocka_unit_test(test_move),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
