@@ -56,12 +56,6 @@ char *policy_warnings(const struct conf *c);
 void policy_judge(struct policy *p, const struct pkt *pkt, unsigned slot,
 		  struct decision *d);
 
-/*
- * How policy_judge() finds the deciding rule; the result is the same. AUTO
- * (the default): through the classifier when a hook and family has at
- * least POLICY_INDEX_MIN_RULES rules, else rule by rule. LINEAR, INDEX:
- * always one way, for tests that compare the two.
- */
 /* A number no other policy built by this process has (0: none): a
  * worker tells a reload's policy from the one it judged with. */
 uint64_t policy_serial(const struct policy *p);
@@ -79,6 +73,12 @@ void policy_prefetch_name(const struct policy *p, unsigned proto,
 			  const struct dom_probes *pr, enum dom_ahead step,
 			  struct bigmem_wants *w);
 
+/*
+ * How policy_judge() finds the deciding rule; the result is the same. AUTO
+ * (the default): through the classifier when a hook and family has at
+ * least POLICY_INDEX_MIN_RULES rules, else rule by rule. LINEAR, INDEX:
+ * always one way, for tests that compare the two.
+ */
 enum policy_eval { POLICY_EVAL_AUTO, POLICY_EVAL_LINEAR, POLICY_EVAL_INDEX };
 #define POLICY_INDEX_MIN_RULES	8
 void policy_set_eval(struct policy *p, enum policy_eval e);
