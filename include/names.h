@@ -142,7 +142,11 @@ enum name_result name_tls_handshake(const uint8_t *p, size_t len,
 /*
  * HTTP/1.x: the Host of the request head at the start of the client's
  * data P. MORE until the head's empty line; NOT when the bytes cannot
- * start an HTTP/1.x request. An absolute-form target or a CONNECT
+ * start an HTTP/1.x request: past leading white space, a first word with
+ * a byte no method has, or a first line whose word is none of RFC 9110's
+ * methods (or PATCH) and that holds no "HTTP/" (an SSH banner, "EHLO x").
+ * A request that is HTTP by that rule and is not one well-formed line
+ * and head is BAD. An absolute-form target or a CONNECT
  * authority names the host; a Host that disagrees with it, two Host
  * fields, a folded or malformed field are BAD. DONE with len 0: no Host.
  */

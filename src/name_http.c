@@ -5,6 +5,14 @@
  * field of the request head. Strict: whatever two servers might read
  * differently (two Hosts, folded lines, a space before the colon, a
  * Host that disagrees with the target) is malformed.
+ *
+ * Other protocols speak a first line too (an SSH banner, SMTP's EHLO,
+ * IMAP's tagged LOGIN, FTP's USER): a first line is HTTP when a lenient
+ * server could read a request in it (classify()), and only then is it
+ * parsed; whatever else starts a connection is not HTTP (NOT), so that a
+ * blocklist of web hosts leaves other protocols alone, while a request
+ * dressed as another (an extension or lower-case method, tabs, leading
+ * empty lines) is still read or malformed (BAD).
  */
 #include <string.h>
 #include <strings.h>
@@ -72,8 +80,11 @@ static enum name_result request_line(const uint8_t *p, size_t n,
 	size_t tn;
 
 	*has_tgt = false;
-	if (!sp1)
+	if (!sp1 || sp1 == p)
 		return NAME_BAD;
+	for (t = p; t < sp1; t++)
+		if (!is_tchar(*t))
+			return NAME_BAD;	/* a method is a token */
 	sp2 = memchr(sp1 + 1, ' ', n - (size_t)(sp1 + 1 - p));
 	if (!sp2 || (size_t)(p + n - sp2) != 9 ||
 	    (memcmp(sp2 + 1, "HTTP/1.1", 8) && memcmp(sp2 + 1, "HTTP/1.0", 8)))
@@ -107,15 +118,76 @@ static enum name_result request_line(const uint8_t *p, size_t n,
 	}
 }
 
-/* Could P (N bytes, no CRLF yet) begin a request line? */
-static bool could_start(const uint8_t *p, size_t n)
+/*
+ * White space some HTTP/1.x server splits a request line at or skips
+ * before it: SP, HTAB, LF, VT, FF, CR (nginx skips empty lines, Apache's
+ * lenient parsing takes any of them), and what else Python's
+ * http.server splits a Latin-1 line at (str.split(): 0x1c-0x1f, 0x85,
+ * 0xa0).
+ */
+static bool is_ws(uint8_t c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r') ||
+	       (c >= 0x1c && c <= 0x1f) || c == 0x85 || c == 0xa0;
+}
+
+/* Is [P, P + N) one of the methods of RFC 9110 9.3, or PATCH (RFC 5789)?
+ * Case-sensitive, as every server reads them. */
+static bool is_method(const uint8_t *p, size_t n)
+{
+	static const char *const methods[] = {
+		"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS",
+		"TRACE", "PATCH",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (strlen(methods[i]) == n && !memcmp(p, methods[i], n))
+			return true;
+	return false;
+}
+
+/* Does [P, P + N) hold "HTTP/", in any case? */
+static bool has_http_version(const uint8_t *p, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < n && p[i] != ' '; i++)
+	for (i = 0; i + 5 <= n; i++)
+		if (!strncasecmp((const char *)p + i, "HTTP/", 5))
+			return true;
+	return false;
+}
+
+/*
+ * Is P (N bytes) an HTTP request, as far as a lenient server could take
+ * it for one? DONE: yes (well-formed or not, the caller's strict parse
+ * says); NOT: no server would read a request in it, however it goes on;
+ * MORE: cannot tell yet. Past leading white space, the first word is
+ * read: a byte in it that cannot be in a method (not a tchar) is NOT;
+ * an RFC 9110 method is DONE; any other word (an extension method, a
+ * lower-case one, "SSH-2.0-...", "EHLO") is HTTP only if its line holds
+ * "HTTP/" (Go, Apache and an nginx proxy pass on any method), which
+ * needs the line's end.
+ */
+static enum name_result classify(const uint8_t *p, size_t n)
+{
+	const uint8_t *eol;
+	size_t i = 0, word;
+
+	while (i < n && is_ws(p[i]))
+		i++;
+	for (word = i; i < n && !is_ws(p[i]); i++)
 		if (!is_tchar(p[i]))
-			return false;
-	return i > 0 || n == 0;
+			return NAME_NOT;
+	if (i == n)
+		return NAME_MORE;	/* the first word may go on */
+	if (is_method(p + word, i - word))
+		return NAME_DONE;
+	eol = memchr(p + i, '\n', n - i);
+	if (!eol)
+		return NAME_MORE;
+	return has_http_version(p + word, (size_t)(eol - (p + word))) ?
+		       NAME_DONE : NAME_NOT;
 }
 
 enum name_result name_http_host(const uint8_t *p, size_t len,
@@ -130,9 +202,14 @@ enum name_result name_http_host(const uint8_t *p, size_t len,
 	name_out_clear(out);
 	if (len > HTTP_HEAD_MAX)
 		len = HTTP_HEAD_MAX;
-	eol = memchr(p, '\n', len);
-	if (!could_start(p, eol ? (size_t)(eol - p) : len))
+	r = classify(p, len);
+	if (r == NAME_NOT)
 		return NAME_NOT;
+	if (r == NAME_MORE)
+		return len == HTTP_HEAD_MAX ? NAME_BAD : NAME_MORE;
+	if (is_ws(p[0]))
+		return NAME_BAD;	/* leading empty lines or white space */
+	eol = memchr(p, '\n', len);
 	if (!eol)
 		return len == HTTP_HEAD_MAX ? NAME_BAD : NAME_MORE;
 	if (eol == p || eol[-1] != '\r')

@@ -4,7 +4,8 @@
  * (src/name_*.c): every input goes to each of them whole and cut, and
  * through the out-of-order stream in two pieces, second first. A prefix
  * of an input never gives a different answer than the whole (it is MORE,
- * or the same name), and a name found is always in normal form.
+ * or the same name), an HTTP prefix that is NOT has a whole that is NOT,
+ * and a name found is always in normal form.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -48,6 +49,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	stream_parser(name_tls_stream, data, size, cut);
 	stream_parser(name_tls_handshake, data, size, cut);
 	stream_parser(name_http_host, data, size, cut);
+	/* HTTP: NOT is final (a flow settles on it; another protocol's
+	 * first line never turns into a request). */
+	if (name_http_host(data, cut, &o) == NAME_NOT)
+		assert(name_http_host(data, size, &o) == NAME_NOT);
 
 	/* The stream: second piece first, then the first. */
 	name_stream_init(&s, mem, 4096);

@@ -8,7 +8,9 @@
 # .blocked.test and exact.test: every blocked name fails, every other
 # name works, before and after the blocked attempts. A port's drop after
 # the name rules still drops its SYN: a server that speaks first (as SSH
-# or SMTP do) shows nothing through it, and one on another port does. (s_server serves one
+# or SMTP do) shows nothing through it, and one on another port does.
+# Clients of line protocols (a real ssh client's banner, SMTP, IMAP, FTP
+# lines) pass the HTTP blocklist; HTTP dressed as them does not. (s_server serves one
 # connection at a time and a blocked client's connection stays open,
 # its ClientHello dropped, so it is tried last.)
 . "$TOP_SRCDIR/tests/lib.sh"
@@ -107,6 +109,37 @@ serve(2223)
 EOF
 ip netns exec "$NS_B" /usr/bin/python3 "$TMP/banner.py" >"$TMP/banner.log" 2>&1 &
 bg_pid $!
+# A server of a line protocol on 2525 (the client speaks first, a line
+# with a space: SSH, SMTP, IMAP, FTP): logs the first line it gets and
+# answers GOT.
+cat >"$TMP/line.py" <<'EOF'
+import socket, threading
+
+def one(c):
+    c.settimeout(5)
+    d = b""
+    try:
+        while b"\n" not in d:
+            b = c.recv(4096)
+            if not b:
+                break
+            d += b
+        print(repr(d.split(b"\n")[0]), flush=True)
+        c.sendall(b"GOT\r\n")
+    except OSError:
+        pass
+    c.close()
+
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("192.0.2.2", 2525))
+s.listen(16)
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=one, args=(c,), daemon=True).start()
+EOF
+ip netns exec "$NS_B" /usr/bin/python3 "$TMP/line.py" >"$TMP/line.log" 2>&1 &
+bg_pid $!
 echo hello >"$TMP/index.html"
 
 conf=$(conf_file nfqd.conf <<EOF
@@ -141,6 +174,20 @@ except OSError:
     sys.exit(1)
 EOF
 
+cat >"$TMP/line_get.py" <<'EOF'
+# line_get.py PORT TIMEOUT TEXT: send TEXT (backslash escapes read),
+# exit 0 when the server answers GOT.
+import codecs, socket, sys
+try:
+    s = socket.create_connection(("192.0.2.2", int(sys.argv[1])),
+                                 timeout=float(sys.argv[2]))
+    s.sendall(codecs.decode(sys.argv[3], "unicode_escape").encode("latin-1"))
+    sys.exit(0 if s.recv(16).startswith(b"GOT") else 1)
+except OSError:
+    sys.exit(1)
+EOF
+line_ok() { in_a /usr/bin/python3 "$TMP/line_get.py" 2525 "$T" "$1"; }
+
 # Wait for the servers (polling, $WAIT_SECONDS s at most).
 end=$(deadline "$WAIT_SECONDS")
 while :; do
@@ -150,7 +197,8 @@ while :; do
 		http://ok.test/index.html >/dev/null 2>&1 &&
 	in_a kdig +short +time=1 +retry=0 @192.0.2.2 ok.test A 2>/dev/null |
 		grep -q 192.0.2.2 &&
-	in_a /usr/bin/python3 "$TMP/banner_get.py" 2223 2 && break
+	in_a /usr/bin/python3 "$TMP/banner_get.py" 2223 2 &&
+	in_a /usr/bin/python3 "$TMP/line_get.py" 2525 2 'QUIT\r\n' && break
 	before "$end" || fail "servers not reachable through nfqd: $(cat "$TMP/nfqd.log")"
 	sleep 0.1
 done
@@ -205,5 +253,29 @@ in_a /usr/bin/python3 "$TMP/banner_get.py" 2222 "$T_BLOCKED" &&
 in_a /usr/bin/python3 "$TMP/banner_get.py" 2223 "$WAIT_SECONDS" ||
 	fail "no banner from the server on 2223"
 log "a port's drop after the name rules drops its SYN"
+# Line protocols are not HTTP: their connections pass "http host @blk
+# drop" on any port (they were malformed HTTP, INCOMPLETE, dropped),
+# while an HTTP request dressed as one (an extension method, tabs, an
+# empty line first) is still read, or malformed, and dropped.
+T=$T_ALLOWED
+for line in 'SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n' \
+	'EHLO client.example\r\n' 'a1 LOGIN bob secret\r\n' 'USER bob\r\n'; do
+	line_ok "$line" || fail "line protocol '$line' to 2525 got no answer"
+done
+if command -v ssh >/dev/null 2>&1; then
+	in_a timeout $((T + 2)) ssh -o BatchMode=yes -o ConnectTimeout="$T" \
+		-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+		-p 2525 192.0.2.2 true >"$TMP/ssh.out" 2>&1
+	grep -q "'SSH-2.0-OpenSSH" "$TMP/line.log" ||
+		fail "a real ssh client's banner did not reach the server: $(cat "$TMP/ssh.out")"
+	log "a real ssh client's banner passes: $(grep "'SSH-2.0-OpenSSH" "$TMP/line.log" | tail -1)"
+fi
+T=$T_BLOCKED
+for line in 'FOO / HTTP/1.1\r\nHost: www.blocked.test\r\n\r\n' \
+	'GET\t/\tHTTP/1.1\r\nHost: www.blocked.test\r\n\r\n' \
+	'\r\nEHLO / HTTP/1.1\r\nHost: www.blocked.test\r\n\r\n'; do
+	line_ok "$line" && fail "HTTP dressed as another protocol passed: '$line'"
+done
+log "line protocols pass an http host blocklist, HTTP dressed as one does not"
 stop_nfqd
 log "ok"

@@ -781,7 +781,63 @@ static void test_http(void **state)
 			 NAME_DONE);
 	assert_string_equal(o.name, "c.test");
 	assert_int_equal(http("\x16\x03\x01", &o), NAME_NOT);
-	assert_int_equal(http(" GET", &o), NAME_NOT);
+	/* Python's http.server takes " GET / HTTP/1.1": not yet known. */
+	assert_int_equal(http(" GET", &o), NAME_MORE);
+}
+
+/* First lines of other protocols that speak a line with a space first:
+ * not HTTP (no method, no HTTP version), so NOT, not a malformed
+ * request. A prefix of one is MORE, never BAD. */
+static void test_http_not(void **state)
+{
+	static const char *const lines[] = {
+		"SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n",
+		"SSH-2.0-Go\r\n",
+		"SSH-2.0-PuTTY_Release_0.78\n",
+		"EHLO client.example\r\n",
+		"HELO x\r\n",
+		"a1 LOGIN bob secret\r\n",
+		"USER bob\r\n",
+		"PING\r\n",
+		"get key\r\n",		/* memcached */
+		"\r\nEHLO x\r\n",
+		"  EHLO x\r\n",
+		"OPTIONSX / x\r\n",
+		"GETS\tfoo\r\n",
+	};
+	struct name_out o;
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		size_t n = strlen(lines[i]);
+
+		assert_int_equal(http(lines[i], &o), NAME_NOT);
+		/* and with what follows the line (an SSH KEXINIT) */
+		for (j = 0; j + 1 < n; j++) {
+			enum name_result got = name_http_host(
+				(const uint8_t *)lines[i], j, &o);
+
+			assert_true(got == NAME_MORE || got == NAME_NOT);
+		}
+	}
+	{
+		static const char ssh[] =
+			"SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n"
+			"\0\0\x05\xdc\x07\x14";
+
+		assert_int_equal(name_http_host((const uint8_t *)ssh,
+						sizeof(ssh) - 1, &o), NAME_NOT);
+	}
+	/* A first word that no server takes for a method: NOT at once. */
+	assert_int_equal(http("SSH\x01", &o), NAME_NOT);
+	assert_int_equal(name_http_host((const uint8_t *)
+					"\x00\x00\x00\x08\x04\xd2\x16\x2f",
+					8, &o), NAME_NOT);	/* postgres */
+	/* A first word that is no method yet may still end in HTTP/1.1
+	 * (Go and Apache take any token for a method): MORE, not NOT. */
+	assert_int_equal(http("SSH-2.0-OpenSSH_9.2p1 Debian", &o), NAME_MORE);
+	assert_int_equal(http("EHLO client.example", &o), NAME_MORE);
 }
 
 static void test_http_hostile(void **state)
@@ -804,6 +860,96 @@ static void test_http_hostile(void **state)
 			 NAME_BAD);
 	assert_int_equal(http("GET / HTTP/1.1\r\nHost: a\x01.test\r\n\r\n", &o),
 			 NAME_BAD);
+}
+
+/* Requests a real HTTP/1.x server would take (nginx, Apache, Go, Python's
+ * http.server): read (the name is blocked.test) or BAD, never NOT, or a
+ * blocklist is evaded by dressing a request as another protocol. */
+static void test_http_evasion(void **state)
+{
+	static const char *const reqs[] = {
+		/* extension and lower-case methods (Go, Apache, an nginx
+		 * proxy pass them on) */
+		"FOO / HTTP/1.1\r\nHost: blocked.test\r\n\r\n",
+		"get / HTTP/1.1\r\nHost: blocked.test\r\n\r\n",
+		"SSH-2.0-x / HTTP/1.1\r\nHost: blocked.test\r\n\r\n",
+		"EHLO / HTTP/1.1\r\nHost: blocked.test\r\n\r\n",
+		"PROPFIND / HTTP/1.1\r\nHost: a\r\nHost: blocked.test\r\n\r\n",
+		/* tabs and other white space between the words (Apache
+		 * unsafe, Python splits on any) */
+		"GET\t/\tHTTP/1.1\r\nHost: blocked.test\r\n\r\n",
+		"FOO\t/\tHTTP/1.1\r\nHost: blocked.test\r\n\r\n",
+		"FOO\x1f/\x1fHTTP/1.1\r\nHost: blocked.test\r\n\r\n",
+		"FOO\xa0/\xa0HTTP/1.1\r\nHost: blocked.test\r\n\r\n",
+		"GET  / HTTP/1.1\r\nHost: blocked.test\r\n\r\n",
+		/* trailing white space, lower-case or odd version */
+		"FOO / HTTP/1.1 \r\nHost: blocked.test\r\n\r\n",
+		"FOO / http/1.1\r\nHost: blocked.test\r\n\r\n",
+		"FOO / HTTP/1.10\r\nHost: blocked.test\r\n\r\n",
+		"FOO / HTTP/2.0\r\nHost: blocked.test\r\n\r\n",
+		"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+		/* leading empty lines (nginx, Apache skip them) and white
+		 * space (Python) */
+		"\r\nGET / HTTP/1.1\r\nHost: blocked.test\r\n\r\n",
+		"\r\n\r\nFOO / HTTP/1.1\r\nHost: blocked.test\r\n\r\n",
+		"\nGET / HTTP/1.1\r\nHost: blocked.test\r\n\r\n",
+		" GET / HTTP/1.1\r\nHost: blocked.test\r\n\r\n",
+		"\tFOO / HTTP/1.1\r\nHost: blocked.test\r\n\r\n",
+		/* HTTP/0.9, absolute-form (nginx picks the server by it) */
+		"GET http://blocked.test/\r\n",
+		"GET /\r\n",
+		"GET\r\n",
+		/* bare LF line ends */
+		"FOO / HTTP/1.1\nHost: blocked.test\n\n",
+		"GET / HTTP/1.1\nHost: blocked.test\n\n",
+		/* HTTP/1.1 in an unknown method's line, anywhere in it */
+		"X-Y blocked.test HTTP/1.1 x\r\n\r\n",
+		"FOO /\rHTTP/1.1\r\n\r\n",
+		/* hostile heads after a well-formed line of any method */
+		"FOO / HTTP/1.1\r\nHost: a.test\r\nHost: blocked.test\r\n\r\n",
+		"FOO / HTTP/1.1\r\nX: y\r\nHost: a.test\r\n blocked.test\r\n\r\n",
+		"FOO / HTTP/1.1\r\nHost : blocked.test\r\n\r\n",
+		"FOO http://a.test/ HTTP/1.1\r\nHost: blocked.test\r\n\r\n",
+	};
+	struct name_out o;
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
+		size_t n = strlen(reqs[i]);
+
+		enum name_result got = http(reqs[i], &o);
+
+		/* read (its name is the blocked one) or malformed */
+		if (got != NAME_BAD &&
+		    !(got == NAME_DONE && !strcmp(o.name, "blocked.test")))
+			fail_msg("request %zu: %s", i, name_result_str(got));
+		/* no prefix of one is NOT: the flow would settle on it */
+		for (j = 0; j < n; j++)
+			assert_int_not_equal(name_http_host(
+				(const uint8_t *)reqs[i], j, &o), NAME_NOT);
+	}
+	/* An over-long first line of an unknown word: BAD at the limit. */
+	{
+		static uint8_t big[16384];
+
+		memset(big, 'A', sizeof(big));
+		big[3] = ' ';
+		assert_int_equal(name_http_host(big, sizeof(big), &o), NAME_BAD);
+		assert_int_equal(name_http_host(big, sizeof(big) - 1, &o),
+				 NAME_MORE);
+	}
+	/* Methods of RFC 9110 and PATCH are read as before, and a
+	 * well-formed line of an extension method too. */
+	assert_int_equal(http("PATCH /x HTTP/1.1\r\nHost: p.test\r\n\r\n", &o),
+			 NAME_DONE);
+	assert_string_equal(o.name, "p.test");
+	assert_int_equal(http("PROPFIND /x HTTP/1.1\r\nHost: d.test\r\n\r\n",
+			      &o), NAME_DONE);
+	assert_string_equal(o.name, "d.test");
+	assert_int_equal(http("OPTIONS * HTTP/1.1\r\nHost: o.test\r\n\r\n", &o),
+			 NAME_DONE);
+	assert_string_equal(o.name, "o.test");
 }
 
 /* ---- QUIC ---- */
@@ -1105,6 +1251,8 @@ int main(void)
 		cmocka_unit_test(test_tls_model),
 		cmocka_unit_test(test_http),
 		cmocka_unit_test(test_http_hostile),
+		cmocka_unit_test(test_http_not),
+		cmocka_unit_test(test_http_evasion),
 		cmocka_unit_test(test_quic_keys),
 		cmocka_unit_test(test_quic_rfc9001_a2),
 		cmocka_unit_test(test_quic_v2_split),
