@@ -15,7 +15,8 @@ tmux prometheus bash-completion
 clang libclang-rt-dev
 debootstrap debian-archive-keyring systemd-container xz-utils
 iperf3 gnuplot-nox linux-perf
-libssl-dev openssl curl knot-dnsutils chromium fail2ban tcpdump valgrind"
+libssl-dev openssl curl knot-dnsutils chromium fail2ban tcpdump valgrind
+openssh-client"
 
 missing=""
 for p in $PKGS; do

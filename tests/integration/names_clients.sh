@@ -16,7 +16,7 @@
 . "$TOP_SRCDIR/tests/lib.sh"
 
 require_root
-require_cmd ip iptables openssl curl kdig
+require_cmd ip iptables openssl curl kdig ssh
 [ -x /usr/bin/python3 ] || skip "needs /usr/bin/python3"
 
 ns_setup
@@ -262,14 +262,12 @@ for line in 'SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n' \
 	'EHLO client.example\r\n' 'a1 LOGIN bob secret\r\n' 'USER bob\r\n'; do
 	line_ok "$line" || fail "line protocol '$line' to 2525 got no answer"
 done
-if command -v ssh >/dev/null 2>&1; then
-	in_a timeout $((T + 2)) ssh -o BatchMode=yes -o ConnectTimeout="$T" \
-		-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
-		-p 2525 192.0.2.2 true >"$TMP/ssh.out" 2>&1
-	grep -q "'SSH-2.0-OpenSSH" "$TMP/line.log" ||
-		fail "a real ssh client's banner did not reach the server: $(cat "$TMP/ssh.out")"
-	log "a real ssh client's banner passes: $(grep "'SSH-2.0-OpenSSH" "$TMP/line.log" | tail -1)"
-fi
+in_a timeout $((T + 2)) ssh -o BatchMode=yes -o ConnectTimeout="$T" \
+	-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+	-p 2525 192.0.2.2 true >"$TMP/ssh.out" 2>&1
+grep -q "'SSH-2.0-OpenSSH" "$TMP/line.log" ||
+	fail "a real ssh client's banner did not reach the server: $(cat "$TMP/ssh.out")"
+log "a real ssh client's banner passes: $(grep "'SSH-2.0-OpenSSH" "$TMP/line.log" | tail -1)"
 T=$T_BLOCKED
 for line in 'FOO / HTTP/1.1\r\nHost: www.blocked.test\r\n\r\n' \
 	'GET\t/\tHTTP/1.1\r\nHost: www.blocked.test\r\n\r\n' \
