@@ -173,6 +173,10 @@ struct quic_initial {
 	uint32_t version;
 	uint8_t dcid_len;
 	uint8_t dcid[20];
+	unsigned n_opened;	/* Initials decrypted */
+	unsigned n_sealed;	/* Initials whose tag failed with their
+				 * DCID's keys (a client's after it took
+				 * the server's connection ID) */
 	unsigned n_frames;
 	struct quic_frame frames[QUIC_MAX_FRAMES];
 	uint8_t plain[QUIC_MAX_DGRAM];	/* the frames' data */
@@ -193,9 +197,21 @@ bool name_quic_foreign(const uint8_t *p, size_t len);
  * long-header Initial of a known version; BAD for a failed tag, lengths
  * that overrun, a frame an Initial may not carry, more than
  * QUIC_MAX_FRAMES frames; DONE otherwise (possibly without frames).
+ * out->n_opened and out->n_sealed count the Initials that decrypted and
+ * those whose tag failed (the datagram's other Initials are still tried
+ * after a failed tag).
  */
 enum name_result name_quic_initial(const uint8_t *p, size_t len,
 				   struct quic_initial *out);
+
+/*
+ * The Destination Connection ID that every long-header packet of the UDP
+ * datagram P (LEN bytes) carries: its length (0..20), *DCID pointing into
+ * P; -1 when they differ, a header is malformed or cut, or one is of
+ * another version than v1's and v2's, or a Retry. Headers only, nothing
+ * decrypted.
+ */
+int name_quic_dcid(const uint8_t *p, size_t len, const uint8_t **dcid);
 
 /*
  * The QUIC client Initial keys of DCID for VERSION (tests and the

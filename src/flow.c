@@ -39,8 +39,17 @@ struct flow {
 	uint8_t state;		/* enum flow_state */
 	bool dropped;
 	bool quic;
-	uint32_t isn;		/* TCP: the client's first data byte's seq */
-	uint32_t judged;	/* TCP: client bytes the name stands for */
+	union {
+		struct {
+			uint32_t isn;	 /* TCP: the client's first data
+					  * byte's seq */
+			uint32_t judged; /* TCP: client bytes the name
+					  * stands for */
+		};
+		uint64_t dcid;	/* QUIC: dcid_hash() of the Destination
+				 * Connection ID of the Initials its name
+				 * is read from */
+	};
 	struct gathering *g;	/* FL_GATHER: the stream, once it needs one */
 	struct pkt_names names;	/* FL_DONE: the answer */
 };
@@ -691,6 +700,21 @@ known:
 		set(o, PKT_INCOMPLETE, NP_DNS);
 }
 
+/* The hash of a QUIC Destination Connection ID (N <= 20 bytes at D),
+ * keyed by the table's seed as the flow keys are: no DCID can be chosen
+ * from outside to pass for another. */
+static uint64_t dcid_hash(const struct flowtab *t, const uint8_t *d,
+			  size_t n)
+{
+	uint8_t b[24] = { 0 };
+	uint64_t h = hash_step(t->seed ^ 0x7175696364636964ull, n);
+
+	memcpy(b, d, n);
+	for (size_t i = 0; i < n; i += 8)
+		h = hash_step(h, word_at(b + i));
+	return h;
+}
+
 /* A QUIC long-header packet (an Initial among them): D, COPIED bytes. */
 static bool quic_long(const uint8_t *d, uint32_t copied)
 {
@@ -709,16 +733,69 @@ static bool quic_may(const struct flowtab *t, uint64_t h, const uint8_t *d,
 	return quic_long(d, copied) || t->quic_in[bucket_of(t, h) / WAYS];
 }
 
+/* What a long-header datagram is to the QUIC flow F of its ports. */
+enum quic_fate {
+	QF_FLOW,	/* a packet of F's connection */
+	QF_NEW,		/* the first Initial of another connection */
+	QF_BAD,		/* another connection's, its name unreadable */
+};
+
+/*
+ * The fate of a long-header datagram whose packets do not all carry F's
+ * DCID (ONE_DCID: they all carry one other), name_quic_initial() said R
+ * and Q of. A server tells connections apart by their DCID, nfqd flows
+ * by their ports: an Initial sealed with its own DCID's keys and another
+ * DCID than the one F's name was read from (a client that starts another
+ * connection from the same port, after a Retry too) is judged on its own
+ * name, never on F's. A client's Initials and Handshakes after the
+ * server's first Initial carry the server's connection ID, under the
+ * keys of its first DCID: they open with no key of their own, and no
+ * server can start a connection with them.
+ */
+static enum quic_fate quic_other(const struct flowtab *t,
+				 const struct flow *f, enum name_result r,
+				 const struct quic_initial *q, bool one_dcid)
+{
+	if (r == NAME_NOT)
+		return QF_FLOW;		/* no Initial: Handshake, 0-RTT */
+	if (r == NAME_BAD)
+		return f->state == FL_DONE && one_dcid && !q->n_opened ?
+		       QF_FLOW : QF_BAD;
+	if (dcid_hash(t, q->dcid, q->dcid_len) == f->dcid)
+		return QF_FLOW;
+	for (unsigned i = 0; i < q->n_frames; i++)
+		if (q->frames[i].offset == 0)
+			return QF_NEW;	/* a ClientHello's start */
+	return QF_BAD;
+}
+
+/* QUIC flow F gathers again, for a connection of DCID hash DCID; a drop
+ * stays. */
+static void quic_restart(struct flowtab *t, struct flow *f, uint64_t dcid)
+{
+	if (f->g) {
+		free(f->g);
+		f->g = NULL;
+		t->c.pending--;
+	}
+	f->state = FL_GATHER;
+	f->dcid = dcid;
+	set(&f->names, PKT_ABSENT, NP_NONE);
+}
+
 static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		      const struct flow_ahead *ahead, struct pkt_names *o,
 		      struct flow **fp)
 {
 	static __thread struct quic_initial q;
-	const uint8_t *d;
+	const uint8_t *d, *dc;
 	uint32_t copied, len;
 	struct flow *f;
 	enum name_result r;
+	enum quic_fate fate = QF_FLOW;
 	uint64_t h;
+	bool lng, same = false;
+	int n = -1;
 
 	if (ahead)
 		names_copy(o, &ahead->names);
@@ -734,16 +811,36 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 	if (!quic_may(t, h, d, copied))
 		return;
 	f = lookup(t, p, true, h, now, 0);
-	if (f && f->state == FL_DONE) {
+	lng = quic_long(d, copied);
+	if (f && lng) {
+		n = name_quic_dcid(d, copied, &dc);
+		same = n >= 0 && dcid_hash(t, dc, (size_t)n) == f->dcid;
+	}
+	if (f && f->state == FL_DONE && (!lng || same)) {
 		touch(t, f, now);
 		*fp = f;
 		names_copy(o, &f->names);
 		return;
 	}
-	r = quic_long(d, copied) ? name_quic_initial(d, copied, &q) : NAME_NOT;
-	if (r == NAME_NOT && f) {	/* other packets of a pending flow */
+	r = lng ? name_quic_initial(d, copied, &q) : NAME_NOT;
+	if (f) {
 		touch(t, f, now);
 		*fp = f;
+		if (lng && !same)
+			fate = quic_other(t, f, r, &q, n >= 0);
+		if (fate == QF_BAD) {
+			set(o, PKT_INCOMPLETE, NP_TLS);
+			t->c.incomplete++;
+			return;
+		}
+		if (fate == QF_NEW)
+			quic_restart(t, f, dcid_hash(t, q.dcid, q.dcid_len));
+		else if (f->state == FL_DONE) {
+			names_copy(o, &f->names);
+			return;
+		}
+	}
+	if (r == NAME_NOT && f) {	/* other packets of a pending flow */
 		set(o, NAMES_PENDING, NP_TLS);
 		return;
 	}
@@ -754,8 +851,10 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		t->c.incomplete++;
 		return;
 	}
-	if (!f)
+	if (!f) {
 		f = insert(t, p, true, h, now, 0);
+		f->dcid = dcid_hash(t, q.dcid, q.dcid_len);
+	}
 	if (!f->quic) {
 		t->quic_in[slot_of(t, f) / WAYS]++;
 		t->n_quic++;

@@ -218,7 +218,8 @@ static enum name_result frames(struct quic_initial *out, size_t base,
 	return NAME_DONE;
 }
 
-/* Decrypt the Initial at PKT[0, PLEN) whose packet number starts at PN. */
+/* Decrypt the Initial at PKT[0, PLEN) whose packet number starts at PN:
+ * NOT when its tag fails (not sealed with its DCID's keys). */
 static enum name_result open_initial(struct quic_initial *out, uint8_t *pkt,
 				     size_t pn, size_t plen, size_t *used)
 {
@@ -247,7 +248,7 @@ static enum name_result open_initial(struct quic_initial *out, uint8_t *pkt,
 		return NAME_BAD;
 	if (gcm_open(key, nonce, pkt, pn + pnl, pkt + pn + pnl, ct,
 		     out->plain + *used) < 0)
-		return NAME_BAD;
+		return NAME_NOT;	/* the tag fails: another key's */
 	if (ct == 0)
 		return NAME_BAD;	/* a packet has at least one frame */
 	*used += ct;
@@ -285,6 +286,48 @@ bool name_quic_foreign(const uint8_t *p, size_t len)
 	return len >= 7 && (p[0] & 0x80) && !known_version(long_version(p));
 }
 
+int name_quic_dcid(const uint8_t *p, size_t len, const uint8_t **dcid)
+{
+	size_t at = 0;
+	int n = -1;
+
+	while (at < len && (p[at] & 0x80)) {
+		uint64_t tok, plen;
+		uint32_t version;
+		size_t start = at;
+		uint8_t dl, sl;
+
+		if (len - at < 7)
+			return -1;
+		version = long_version(p + at);
+		if (!known_version(version) || is_retry(version, p[at]))
+			return -1;
+		dl = p[at + 5];
+		if (dl > 20 || len - at - 6 < (size_t)dl + 1)
+			return -1;
+		if (n < 0) {
+			n = dl;
+			*dcid = p + at + 6;
+		} else if (n != dl || memcmp(*dcid, p + at + 6, dl)) {
+			return -1;
+		}
+		at += 6 + (size_t)dl;
+		sl = p[at++];
+		if (sl > 20 || len - at < sl)
+			return -1;
+		at += sl;
+		if (is_initial(version, p[start]) &&
+		    (!varint(p, len, &at, &tok) || tok > len - at))
+			return -1;
+		if (is_initial(version, p[start]))
+			at += (size_t)tok;
+		if (!varint(p, len, &at, &plen) || plen > len - at)
+			return -1;
+		at += (size_t)plen;
+	}
+	return n;
+}
+
 enum name_result name_quic_initial(const uint8_t *p, size_t len,
 				   struct quic_initial *out)
 {
@@ -295,6 +338,8 @@ enum name_result name_quic_initial(const uint8_t *p, size_t len,
 	out->n_frames = 0;
 	out->dcid_len = 0;
 	out->version = 0;
+	out->n_opened = 0;
+	out->n_sealed = 0;
 	while (at < len && (p[at] & 0x80)) {
 		uint64_t tok, plen;
 		uint32_t version;
@@ -303,12 +348,14 @@ enum name_result name_quic_initial(const uint8_t *p, size_t len,
 
 		start = at;
 		if (len - at < 7)
-			return any ? NAME_DONE : NAME_BAD;
+			break;
 		version = long_version(p + at);
 		if (!known_version(version))
-			return any ? NAME_DONE : NAME_NOT;
+			return out->n_sealed ? NAME_BAD :
+			       any ? NAME_DONE : NAME_NOT;
 		if (is_retry(version, p[at]))
-			return any ? NAME_DONE : NAME_NOT;
+			return out->n_sealed ? NAME_BAD :
+			       any ? NAME_DONE : NAME_NOT;
 		dl = p[at + 5];
 		if (dl > 20 || len - at - 6 < (size_t)dl + 1)
 			return NAME_BAD;
@@ -341,10 +388,21 @@ enum name_result name_quic_initial(const uint8_t *p, size_t len,
 			return NAME_BAD;
 		memcpy(pkt, p + start, at + plen - start);
 		r = open_initial(out, pkt, at - start, at + plen - start, &used);
+		if (r == NAME_NOT) {
+			/* Not sealed with this DCID's keys: the rest of the
+			 * datagram is still walked, so that a caller knows
+			 * whether any of its Initials opened. */
+			out->n_sealed++;
+			at += (size_t)plen;
+			continue;
+		}
+		out->n_opened++;
 		if (r != NAME_DONE)
 			return r;
 		any = true;
 		at += (size_t)plen;
 	}
+	if (out->n_sealed || (!any && at < len && (p[at] & 0x80)))
+		return NAME_BAD;
 	return any ? NAME_DONE : NAME_NOT;
 }

@@ -313,6 +313,147 @@ static void test_quic_flow(void **state)
 	flowtab_free(t);
 }
 
+/* RFC 9001 A.2's ClientHello (241 bytes, for example.com) into CH; with
+ * OTHER, for exbmple.com: a name of the same length. */
+static size_t hello_bytes(uint8_t *ch, bool other)
+{
+	uint8_t crypto[512];
+	size_t n = unhex(A2_CRYPTO, crypto) - 4;	/* less the frame head */
+
+	memcpy(ch, crypto + 4, n);
+	if (other)
+		for (size_t i = 0; i + 11 <= n; i++)
+			if (!memcmp(ch + i, "example.com", 11))
+				ch[i + 2] = 'b';
+	return n;
+}
+
+/* A CRYPTO frame at F: offset OFF, the N bytes at D; its length. */
+static size_t crypto_frame(uint8_t *f, uint64_t off, const uint8_t *d,
+			   size_t n)
+{
+	f[0] = 0x06;
+	f[1] = (uint8_t)(0x40 | off >> 8);
+	f[2] = (uint8_t)off;
+	f[3] = (uint8_t)(0x40 | n >> 8);
+	f[4] = (uint8_t)n;
+	memcpy(f + 5, d, n);
+	return 5 + n;
+}
+
+/* A client Initial (v1, packet number 2) into OUT with the 8-byte DCID
+ * and the FLEN bytes of frames at FR, padded; its length. */
+static size_t initial_of(uint8_t *o, const uint8_t dcid[8],
+			 const uint8_t *fr, size_t flen)
+{
+	uint8_t hdr[64];
+	size_t hl = unhex("c300000001088394c8f03e5157080000449e00000002", hdr);
+
+	memcpy(hdr + 6, dcid, 8);
+	memset(pl, 0, sizeof(pl));
+	memcpy(pl, fr, flen);
+	return quic_protect(QUIC_V1, hdr, hl, 4, 2, pl, 1162, o);
+}
+
+/* An Initial with the ClientHello for example.com (or, OTHER,
+ * exbmple.com) bytes [OFF, END) into OUT, DCID; its length. */
+static size_t hello_initial(uint8_t *o, const uint8_t dcid[8], bool other,
+			    size_t off, size_t end)
+{
+	uint8_t ch[512], fr[600];
+	size_t n = hello_bytes(ch, other);
+
+	if (end > n)
+		end = n;
+	return initial_of(o, dcid, fr, crypto_frame(fr, off, ch + off,
+						     end - off));
+}
+
+/* A QUIC server tells connections apart by their DCID, the flow table by
+ * their ports: a client Initial from the ports of a settled QUIC flow
+ * that opens with its own, other DCID is another connection, judged on
+ * its own name (a ClientHello whole or gathered), never on the flow's;
+ * a client's Initials after it took the server's connection ID (sealed
+ * with its first DCID's keys: none that nfqd can open) keep the flow's
+ * name; an Initial that opens with another DCID without the start of a
+ * ClientHello, or a datagram of two DCIDs, is INCOMPLETE. */
+static void test_quic_dcid(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const uint8_t da[8] = { 0xa, 1, 2, 3, 4, 5, 6, 7 };
+	static const uint8_t db[8] = { 0xb, 1, 2, 3, 4, 5, 6, 7 };
+	static const uint8_t dc[8] = { 0xc, 1, 2, 3, 4, 5, 6, 7 };
+	static const uint8_t ds[8] = { 0x5, 1, 2, 3, 4, 5, 6, 7 };
+	static const uint8_t ack[] = { 0x02, 0x00, 0x00, 0x00, 0x00 };
+	static uint8_t a[1400], b[1400], two[2800];
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+	size_t na, nb;
+	void *f;
+
+	(void)state;
+	assert_non_null(t);
+	/* The decoy, then another connection's Initial for another name. */
+	na = hello_initial(a, da, false, 0, 512);
+	f = names_of(t, udp(40000, 443, a, na), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "example.com");
+	nb = hello_initial(b, db, true, 0, 512);
+	assert_ptr_equal(names_of(t, udp(40000, 443, b, nb), &fate), f);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "exbmple.com");
+	/* Its retransmission: the same. */
+	names_of(t, udp(40000, 443, b, nb), &fate);
+	assert_string_equal(out.n.name, "exbmple.com");
+	/* The client's ACK after the server's Initial: the server's
+	 * connection ID, sealed with keys nfqd cannot derive from it (built
+	 * with its first DCID's, then the DCID changed). */
+	nb = initial_of(b, db, ack, sizeof(ack));
+	memcpy(b + 6, ds, 8);
+	names_of(t, udp(40000, 443, b, nb), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "exbmple.com");
+	/* A short-header packet: the flow's name. */
+	names_of(t, udp(40000, 443, short_hdr, sizeof(short_hdr)), &fate);
+	assert_string_equal(out.n.name, "exbmple.com");
+	/* Another DCID, the ClientHello's end alone: no name to read. */
+	na = hello_initial(a, dc, false, 100, 512);
+	names_of(t, udp(40000, 443, a, na), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	/* Two DCIDs in one datagram, the sealed one first. */
+	memcpy(two, b, nb);
+	na = hello_initial(two + nb, dc, false, 0, 512);
+	names_of(t, udp(40000, 443, two, nb + na), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, udp(40000, 443, short_hdr, sizeof(short_hdr)), &fate);
+	assert_string_equal(out.n.name, "exbmple.com");
+
+	/* Another connection's ClientHello in two Initials (a Retry's, or
+	 * a new connection from the same port): gathered anew. */
+	na = hello_initial(a, dc, false, 0, 100);
+	names_of(t, udp(40000, 443, a, na), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	na = hello_initial(a, dc, false, 100, 512);
+	names_of(t, udp(40000, 443, a, na), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "example.com");
+
+	/* While a flow gathers, the rest of a ClientHello under another
+	 * DCID is no part of it. */
+	na = hello_initial(a, da, true, 0, 100);
+	names_of(t, udp(40001, 443, a, na), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	na = hello_initial(a, db, true, 100, 512);
+	names_of(t, udp(40001, 443, a, na), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	na = hello_initial(a, da, true, 100, 512);
+	names_of(t, udp(40001, 443, a, na), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "exbmple.com");
+	assert_int_equal(flowtab_counters(t)->pending, 0);
+	flowtab_free(t);
+}
+
 /* UDP whose first byte has the high bit of a QUIC long header: RTP
  * (0x80), a QUIC version nfqd does not read, and a datagram too short to
  * show one. With no QUIC flow in the table, the first two carry no name
@@ -740,6 +881,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_quic_flow, plain),
+		cmocka_unit_test_setup(test_quic_dcid, plain),
+		cmocka_unit_test_setup(test_quic_dcid, ahead),
 		cmocka_unit_test_setup(test_quic_evicted, plain),
 		cmocka_unit_test_setup(test_udp_long_not_quic, plain),
 		cmocka_unit_test_setup(test_udp_long_not_quic, ahead),
