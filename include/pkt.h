@@ -82,6 +82,9 @@ struct pkt {
 	uint8_t l4;		/* pkt_state of l4proto (meta l4proto) */
 	uint8_t l4proto;	/* IPPROTO_*, as nft: AH is not skipped */
 	bool fragment;		/* non-first fragment: no transport header */
+	bool first_fragment;	/* the first of fragments (offset 0, more
+				 * to come): a transport header, not all
+				 * of its payload */
 	uint8_t ip_protocol;	/* IPv4 protocol field */
 	uint8_t saddr[16];
 	uint8_t daddr[16];

@@ -199,8 +199,11 @@ static void set(struct pkt_names *o, uint8_t state, uint8_t proto)
 }
 
 /* The transport payload in the copy: its start, bytes copied and bytes in
- * the packet; false when the transport header is not all there. Inlined:
- * every packet of a flow asks, and a call was a fifth of its cost. */
+ * the packet; false when the transport header is not all there, or the
+ * packet is the first of IP fragments (its payload's rest is in the
+ * others: the kernel reassembles only where conntrack or defrag runs).
+ * Inlined: every packet of a flow asks, and a call was a fifth of its
+ * cost. */
 static inline __attribute__((always_inline)) bool
 l4_payload(const struct pkt *p, const uint8_t **data, uint32_t *copied,
 	   uint32_t *len)
@@ -208,7 +211,8 @@ l4_payload(const struct pkt *p, const uint8_t **data, uint32_t *copied,
 	const uint8_t *th;
 	uint32_t hl;
 
-	if (p->l4 != PKT_PRESENT || p->fragment || !p->payload)
+	if (p->l4 != PKT_PRESENT || p->fragment || p->first_fragment ||
+	    !p->payload)
 		return false;
 	th = p->payload + (p->payload_len - p->th_copied);
 	if (p->l4proto == IPPROTO_UDP)

@@ -70,6 +70,7 @@ static void parse_ipv4(struct pkt *p)
 		return;
 	p->l4proto = h[9];
 	p->fragment = get16(h + 6) & 0x1fff;
+	p->first_fragment = !p->fragment && (get16(h + 6) & 0x2000);
 	set_transport(p, hlen);
 }
 
@@ -128,6 +129,9 @@ static void walk_ipv6(struct pkt *p)
 				set_transport(p, off);
 				return;
 			}
+			/* Offset 0: the first fragment if more follow. */
+			if (get16(e + 2) & 1)
+				p->first_fragment = true;
 			hlen = 8;
 		} else {
 			hlen = ((uint32_t)e[1] + 1) * 8;
@@ -189,6 +193,7 @@ void pkt_parse_headers(struct pkt *p)
 	p->l4proto = 0;
 	p->ip_protocol = 0;
 	p->fragment = false;
+	p->first_fragment = false;
 	memset(p->saddr, 0, sizeof(p->saddr));
 	memset(p->daddr, 0, sizeof(p->daddr));
 	p->th_copied = p->th_len = 0;

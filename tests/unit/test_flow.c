@@ -454,6 +454,106 @@ static void test_quic_dcid(void **state)
 	flowtab_free(t);
 }
 
+/* The packet in ip[] (an IPv4 one, N bytes) made a fragment: offset
+ * OFF (8-byte units), more fragments after it when MORE. */
+static struct pkt frag4(size_t n, uint16_t off, bool more)
+{
+	struct pkt p = { 0 };
+
+	ip[6] = (uint8_t)((more ? 0x20 : 0) | off >> 8);
+	ip[7] = (uint8_t)off;
+	p.payload = ip;
+	p.payload_len = p.orig_len = (uint32_t)n;
+	pkt_parse_headers(&p);
+	return p;
+}
+
+/* UDP over IPv6 from 2001:db8::1:SPORT to 2001:db8::2:DPORT behind a
+ * fragment header of offset 0 (MORE: more fragments), the LEN bytes at
+ * DATA. */
+static struct pkt udp6_frag(uint16_t sport, uint16_t dport, bool more,
+			    const uint8_t *data, size_t len)
+{
+	size_t n = 40 + 8 + UDP_HL + len;
+	struct pkt p = { 0 };
+
+	memset(ip, 0, 40 + 8 + UDP_HL);
+	ip[0] = 0x60;
+	ip[4] = (uint8_t)((n - 40) >> 8);
+	ip[5] = (uint8_t)(n - 40);
+	ip[6] = IPPROTO_FRAGMENT;
+	ip[7] = 64;
+	inet_pton(AF_INET6, "2001:db8::1", ip + 8);
+	inet_pton(AF_INET6, "2001:db8::2", ip + 24);
+	ip[40] = IPPROTO_UDP;
+	ip[43] = more ? 1 : 0;
+	ip[48] = (uint8_t)(sport >> 8);
+	ip[49] = (uint8_t)sport;
+	ip[50] = (uint8_t)(dport >> 8);
+	ip[51] = (uint8_t)dport;
+	ip[52] = (uint8_t)((UDP_HL + len) >> 8);
+	ip[53] = (uint8_t)(UDP_HL + len);
+	memcpy(ip + 56, data, len);
+	p.payload = ip;
+	p.payload_len = p.orig_len = (uint32_t)n;
+	pkt_parse_headers(&p);
+	return p;
+}
+
+/* Where nothing reassembles IP fragments (a forward hook without
+ * conntrack), the first of them holds a transport header and only the
+ * start of its payload: the name of a whole-looking ClientHello, query
+ * or Initial in it is not the datagram's, so INCOMPLETE (IPv4, IPv6);
+ * a later fragment has no transport header, so no name (ABSENT), as nft
+ * finds no ports in it. An unfragmented packet with a fragment header
+ * (offset 0, no more) is whole. */
+static void test_first_fragment(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const uint8_t q[] = { 0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0,
+				     1, 'a', 0, 0, 1, 0, 1 };
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+	uint8_t rec[600];
+	size_t n = client_hello(rec);
+	struct pkt p;
+
+	(void)state;
+	assert_non_null(t);
+	names_of(t, tcp_to(4000, 443, TCPF_SYN, 1, "", 0), &fate);
+	tcp_to(4000, 443, TCPF_ACK, 2, rec, n);
+	p = frag4(40 + n, 0, true);
+	assert_true(p.first_fragment);
+	names_of(t, p, &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	/* A later fragment: ABSENT. */
+	p = frag4(40 + n, 100, false);
+	assert_true(p.fragment);
+	names_of(t, p, &fate);
+	assert_int_equal(out.state, PKT_ABSENT);
+
+	udp(5000, 53, q, sizeof(q));
+	names_of(t, frag4(20 + UDP_HL + sizeof(q), 0, true), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, frag4(20 + UDP_HL + sizeof(q), 0, false), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a");
+
+	make_initial();
+	udp(40000, 443, initial, initial_len);
+	names_of(t, frag4(20 + UDP_HL + initial_len, 0, true), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+
+	p = udp6_frag(5000, 53, true, q, sizeof(q));
+	assert_true(p.first_fragment);
+	names_of(t, p, &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, udp6_frag(5000, 53, false, q, sizeof(q)), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a");
+	flowtab_free(t);
+}
+
 /* UDP whose first byte has the high bit of a QUIC long header: RTP
  * (0x80), a QUIC version nfqd does not read, and a datagram too short to
  * show one. With no QUIC flow in the table, the first two carry no name
@@ -883,6 +983,8 @@ int main(void)
 		cmocka_unit_test_setup(test_quic_flow, plain),
 		cmocka_unit_test_setup(test_quic_dcid, plain),
 		cmocka_unit_test_setup(test_quic_dcid, ahead),
+		cmocka_unit_test_setup(test_first_fragment, plain),
+		cmocka_unit_test_setup(test_first_fragment, ahead),
 		cmocka_unit_test_setup(test_quic_evicted, plain),
 		cmocka_unit_test_setup(test_udp_long_not_quic, plain),
 		cmocka_unit_test_setup(test_udp_long_not_quic, ahead),

@@ -229,6 +229,7 @@ static void test_ipv4_fragments(void **state)
 	ports(buf + 20, 1, 23);
 	p = parse(len, 0);
 	assert_false(p.fragment);
+	assert_true(p.first_fragment);
 	assert_int_equal(TH(p, DPORT), PKT_PRESENT);
 	assert_int_equal(p.dport, 23);
 	assert_int_equal(TH(p, FLAGS), PKT_ABSENT);
@@ -237,6 +238,7 @@ static void test_ipv4_fragments(void **state)
 	ports(buf + 20, 1, 2);
 	p = parse(len, 0);
 	assert_true(p.fragment);
+	assert_false(p.first_fragment);
 	assert_int_equal(p.l3, PKT_PRESENT);
 	assert_int_equal(p.l4, PKT_PRESENT);
 	assert_int_equal(p.l4proto, IPPROTO_UDP);
@@ -372,6 +374,7 @@ static void test_ipv6_ext_chain(void **state)
 	assert_int_equal(p.sport, 443);
 	assert_int_equal(p.tcp_flags, TCPF_RST);
 	assert_false(p.fragment);
+	assert_true(p.first_fragment);
 
 	/* Every copy that ends inside the chain: addresses still there,
 	 * the protocol INCOMPLETE; inside TCP: field by field. */
