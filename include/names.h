@@ -47,14 +47,18 @@ struct name_out {
 	char name[NAME_MAX_LEN + 1];
 };
 
-/* Which protocol a packet's name came from (struct pkt_names). */
-enum name_proto { NP_NONE, NP_DNS, NP_TLS, NP_HTTP };
+/* Which protocol a packet's name came from (struct pkt_names); bits, so
+ * that a name still coming can say which it may yet be. */
+enum name_proto { NP_NONE = 0, NP_DNS = 1, NP_TLS = 2, NP_HTTP = 4 };
 
 /*
  * What is known of the names of one packet (its flow's, for TCP and
  * QUIC), as the name matches see it (nfqd.conf(5) NAMES). STATE is a
  * pkt_state (ABSENT, PRESENT, INCOMPLETE) or NAMES_PENDING; it applies
- * to the matches of PROTO, or to all of them when PROTO is NP_NONE.
+ * to the matches of the protocols of PROTO (NP_* bits: one for a name
+ * PRESENT; a pending TCP flow's the protocols its server port allows),
+ * or to all of them when PROTO is NP_NONE; another protocol's matches
+ * find it ABSENT.
  */
 #define NAMES_PENDING 3	/* the flow's first bytes are still coming */
 struct pkt_names {

@@ -1015,6 +1015,12 @@ void *flow_names(struct flowtab *t, const struct pkt *p, uint64_t now_ns,
 		tcp_names(t, p, now_ns, ahead, out, &f);
 	else if (p->l4proto == IPPROTO_UDP)
 		udp_names(t, p, now_ns, ahead, out, &f);
+	/* A flow whose name is still coming can be only what its server
+	 * port allows: DNS to a DNS port, else TLS or HTTP. The other
+	 * protocols' matches find no name (ABSENT), not a pending one. */
+	if (out->state == NAMES_PENDING && out->proto == NP_NONE && f)
+		out->proto = dns_port(t, server_port(f)) ? NP_DNS :
+			     NP_TLS | NP_HTTP;
 	if (f && f->dropped) {
 		*fate = FLOW_DROP;
 		if (p->l4proto == IPPROTO_TCP &&

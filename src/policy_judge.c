@@ -66,7 +66,7 @@ static int name_state(const struct pkt *pkt, uint8_t proto,
 
 	if (!pn)
 		return PKT_INCOMPLETE;
-	if (pn->proto != NP_NONE && pn->proto != proto)
+	if (pn->proto != NP_NONE && !(pn->proto & proto))
 		return PKT_ABSENT;
 	if (pn->state == PKT_PRESENT) {
 		*n = &pn->n;

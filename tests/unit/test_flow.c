@@ -554,6 +554,45 @@ static void test_first_fragment(void **state)
 	flowtab_free(t);
 }
 
+/* A TCP flow whose name is still coming can be only what its server
+ * port allows: its SYN and its ACK are pending for TLS and HTTP
+ * matches to a port that is not a DNS port, never for dns ones (a packet
+ * to such a port is never DNS), and for dns matches alone to a DNS
+ * port. */
+static void test_pending_proto(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head[] = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+
+	(void)state;
+	assert_non_null(t);
+	names_of(t, tcp_to(6000, 2223, TCPF_SYN, 1, "", 0), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	assert_int_equal(out.proto, NP_TLS | NP_HTTP);
+	names_of(t, tcp_to(6000, 2223, TCPF_ACK, 2, "", 0), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	assert_int_equal(out.proto, NP_TLS | NP_HTTP);
+	/* A request head's start: HTTP's alone. */
+	names_of(t, tcp_to(6000, 2223, TCPF_ACK, 2, head, 10), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	assert_int_equal(out.proto, NP_HTTP);
+	/* The server's SYN-ACK. */
+	ip4(IPPROTO_TCP, 2223, 6000, 20, "", 0);
+	memcpy(ip + 12, (const uint8_t[]){ 198, 51, 100, 7 }, 4);
+	memcpy(ip + 16, (const uint8_t[]){ 192, 0, 2, 1 }, 4);
+	tcp_fields(77, TCPF_SYN | TCPF_ACK);
+	names_of(t, parsed(40), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	assert_int_equal(out.proto, NP_TLS | NP_HTTP);
+
+	names_of(t, tcp_to(6001, 53, TCPF_SYN, 1, "", 0), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	assert_int_equal(out.proto, NP_DNS);
+	flowtab_free(t);
+}
+
 /* UDP whose first byte has the high bit of a QUIC long header: RTP
  * (0x80), a QUIC version nfqd does not read, and a datagram too short to
  * show one. With no QUIC flow in the table, the first two carry no name
@@ -985,6 +1024,8 @@ int main(void)
 		cmocka_unit_test_setup(test_quic_dcid, ahead),
 		cmocka_unit_test_setup(test_first_fragment, plain),
 		cmocka_unit_test_setup(test_first_fragment, ahead),
+		cmocka_unit_test_setup(test_pending_proto, plain),
+		cmocka_unit_test_setup(test_pending_proto, ahead),
 		cmocka_unit_test_setup(test_quic_evicted, plain),
 		cmocka_unit_test_setup(test_udp_long_not_quic, plain),
 		cmocka_unit_test_setup(test_udp_long_not_quic, ahead),

@@ -1507,6 +1507,52 @@ static void test_names_sticky(void **state)
 	conf_free(c);
 }
 
+/* A name still coming says which protocols it may yet be: a flow to a
+ * port that is not a DNS port is no DNS, so "dns qname ... accept" does
+ * not accept it (ABSENT: on to the policy), while a TLS or HTTP rule
+ * still does; the same flow to a DNS port is pending for dns matches
+ * alone. */
+static void test_names_pending_proto(void **state)
+{
+	static const char text[] =
+		"hook input {\n"
+		"  policy drop;\n"
+		"  dns qname \"ok.test\" accept;\n"
+		"  tcp dport 8443 tls sni \"ok.test\" accept;\n"
+		"}\n";
+	struct conf *c = NULL;
+	struct pkt_names n;
+	struct pkt k;
+	struct policy *p;
+
+	(void)state;
+	assert_int_equal(conf_load_buffer("t.conf", text, strlen(text), &c,
+					  NULL), 0);
+	p = build(c, 1);
+	for (int e = 0; e < 2; e++) {
+		policy_set_eval(p, e ? POLICY_EVAL_INDEX : POLICY_EVAL_LINEAR);
+		k = mk4(HOOK_INPUT, "192.0.2.1", IPPROTO_TCP, 2223, 5, 20, 0,
+			0);
+		k.names = &n;
+		memset(&n, 0, sizeof(n));
+		n.state = NAMES_PENDING;
+		n.proto = NP_TLS | NP_HTTP;
+		assert_decided(judged(p, &k), NF_DROP);
+		k.dport = 8443;
+		assert_decided(judged(p, &k), NF_ACCEPT);
+		n.proto = NP_DNS;
+		k.dport = 53;
+		assert_decided(judged(p, &k), NF_ACCEPT);
+		k.dport = 8443;
+		assert_decided(judged(p, &k), NF_ACCEPT);
+		n.proto = NP_HTTP;
+		k.dport = 2223;
+		assert_decided(judged(p, &k), NF_DROP);
+	}
+	policy_free(p);
+	conf_free(c);
+}
+
 /* The headline bypasses, and "tcp dport 23 drop" / "udp dport 7 drop". */
 static struct conf *headline_conf(void)
 {
@@ -2239,6 +2285,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_names_leading),
 		cmocka_unit_test(test_names_pending),
+		cmocka_unit_test(test_names_pending_proto),
 		cmocka_unit_test(test_names_sticky),
 		cmocka_unit_test(test_names_open_ports),
 		cmocka_unit_test(test_ah_and_fragments6),
