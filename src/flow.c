@@ -845,7 +845,13 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		}
 	}
 	if (r == NAME_NOT && f) {	/* other packets of a pending flow */
-		set(o, NAMES_PENDING, NP_TLS);
+		/* Its Handshake and 0-RTT packets: a client sends no
+		 * short-header packet (nor anything not QUIC) before the
+		 * handshake, which needs the whole ClientHello. */
+		if (lng && n >= 0)
+			set(o, NAMES_PENDING, NP_TLS);
+		else
+			set(o, PKT_INCOMPLETE, NP_TLS);
 		return;
 	}
 	if (r == NAME_NOT)

@@ -342,17 +342,26 @@ static size_t crypto_frame(uint8_t *f, uint64_t off, const uint8_t *d,
 }
 
 /* A client Initial (v1, packet number 2) into OUT with the 8-byte DCID
- * and the FLEN bytes of frames at FR, padded; its length. */
-static size_t initial_of(uint8_t *o, const uint8_t dcid[8],
-			 const uint8_t *fr, size_t flen)
+ * and the FLEN bytes of frames at FR, padded to PLEN; its length. */
+static size_t initial_pad(uint8_t *o, const uint8_t dcid[8],
+			  const uint8_t *fr, size_t flen, size_t plen)
 {
 	uint8_t hdr[64];
 	size_t hl = unhex("c300000001088394c8f03e5157080000449e00000002", hdr);
 
 	memcpy(hdr + 6, dcid, 8);
+	hdr[16] = (uint8_t)(0x40 | (plen + 20) >> 8);
+	hdr[17] = (uint8_t)(plen + 20);
 	memset(pl, 0, sizeof(pl));
 	memcpy(pl, fr, flen);
-	return quic_protect(QUIC_V1, hdr, hl, 4, 2, pl, 1162, o);
+	return quic_protect(QUIC_V1, hdr, hl, 4, 2, pl, plen, o);
+}
+
+/* ... padded as a client pads its Initials (to 1200 bytes). */
+static size_t initial_of(uint8_t *o, const uint8_t dcid[8],
+			 const uint8_t *fr, size_t flen)
+{
+	return initial_pad(o, dcid, fr, flen, 1162);
 }
 
 /* An Initial with the ClientHello for example.com (or, OTHER,
@@ -385,7 +394,7 @@ static void test_quic_dcid(void **state)
 	static const uint8_t dc[8] = { 0xc, 1, 2, 3, 4, 5, 6, 7 };
 	static const uint8_t ds[8] = { 0x5, 1, 2, 3, 4, 5, 6, 7 };
 	static const uint8_t ack[] = { 0x02, 0x00, 0x00, 0x00, 0x00 };
-	static uint8_t a[1400], b[1400], two[2800];
+	static uint8_t a[1400], b[1400], two[1400];
 	struct flowtab *t = flowtab_new(64, 60, dns, 1);
 	enum flow_fate fate;
 	size_t na, nb;
@@ -421,8 +430,16 @@ static void test_quic_dcid(void **state)
 	names_of(t, udp(40000, 443, a, na), &fate);
 	assert_int_equal(out.state, PKT_INCOMPLETE);
 	/* Two DCIDs in one datagram, the sealed one first. */
-	memcpy(two, b, nb);
-	na = hello_initial(two + nb, dc, false, 0, 512);
+	nb = initial_pad(two, db, ack, sizeof(ack), 100);
+	memcpy(two + 6, ds, 8);
+	{
+		uint8_t ch[512], fr[600];
+		size_t n = hello_bytes(ch, false);
+
+		na = initial_pad(two + nb, dc, fr,
+				 crypto_frame(fr, 0, ch, n), 500);
+	}
+	assert_true(nb + na <= sizeof(ip) - 28);
 	names_of(t, udp(40000, 443, two, nb + na), &fate);
 	assert_int_equal(out.state, PKT_INCOMPLETE);
 	names_of(t, udp(40000, 443, short_hdr, sizeof(short_hdr)), &fate);
@@ -590,6 +607,46 @@ static void test_pending_proto(void **state)
 	names_of(t, tcp_to(6001, 53, TCPF_SYN, 1, "", 0), &fate);
 	assert_int_equal(out.state, NAMES_PENDING);
 	assert_int_equal(out.proto, NP_DNS);
+	flowtab_free(t);
+}
+
+/* While a QUIC flow's ClientHello is still coming, its long-header
+ * packets (Initials, Handshake, 0-RTT) are pending; a short-header
+ * packet or a datagram that is not QUIC from its ports is INCOMPLETE (a
+ * client sends none before the handshake, which needs the whole
+ * ClientHello), never pending, so that an allow rule does not let it
+ * through. */
+static void test_quic_pending_other(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const uint8_t da[8] = { 0xa, 1, 2, 3, 4, 5, 6, 7 };
+	static const uint8_t hs[34] = { 0xe0, 0, 0, 0, 1, 8, 0xa, 1, 2, 3, 4,
+					5, 6, 7, 0, 0x40, 17 };
+	static const uint8_t rtp[24] = { 0x80, 0x60, 0x12, 0x34, 0x00, 0x01 };
+	static uint8_t a[1400];
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+	size_t na;
+
+	(void)state;
+	assert_non_null(t);
+	na = hello_initial(a, da, false, 0, 100);
+	names_of(t, udp(40000, 443, a, na), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	names_of(t, udp(40000, 443, short_hdr, sizeof(short_hdr)), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, udp(40000, 443, (const uint8_t *)"SMUGGLED", 8), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, udp(40000, 443, rtp, sizeof(rtp)), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, udp(40000, 443, hs, sizeof(hs)), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	na = hello_initial(a, da, false, 100, 512);
+	names_of(t, udp(40000, 443, a, na), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	names_of(t, udp(40000, 443, short_hdr, sizeof(short_hdr)), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "example.com");
 	flowtab_free(t);
 }
 
@@ -1026,6 +1083,8 @@ int main(void)
 		cmocka_unit_test_setup(test_first_fragment, ahead),
 		cmocka_unit_test_setup(test_pending_proto, plain),
 		cmocka_unit_test_setup(test_pending_proto, ahead),
+		cmocka_unit_test_setup(test_quic_pending_other, plain),
+		cmocka_unit_test_setup(test_quic_pending_other, ahead),
 		cmocka_unit_test_setup(test_quic_evicted, plain),
 		cmocka_unit_test_setup(test_udp_long_not_quic, plain),
 		cmocka_unit_test_setup(test_udp_long_not_quic, ahead),
