@@ -805,8 +805,14 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		names_copy(o, &ahead->names);
 	else
 		flow_packet_names(t, p, o);
-	if (o->proto == NP_DNS || !l4_payload(p, &d, &copied, &len) ||
-	    dns_port(t, p->dport))
+	if (o->proto == NP_DNS) {	/* a query, judged on its own */
+		if (o->state == PKT_PRESENT)
+			t->c.names++;
+		else if (o->state == PKT_INCOMPLETE)
+			t->c.incomplete++;
+		return;
+	}
+	if (!l4_payload(p, &d, &copied, &len) || dns_port(t, p->dport))
 		return;
 	if (!t->n_quic &&
 	    (!quic_long(d, copied) || name_quic_foreign(d, copied)))

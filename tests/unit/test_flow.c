@@ -650,6 +650,37 @@ static void test_quic_pending_other(void **state)
 	flowtab_free(t);
 }
 
+/* A DNS query over UDP, judged on its own, counts as a name found, or
+ * one that could not be (a compression pointer in its question), once
+ * per query with or without the look-ahead; a response counts as
+ * neither. */
+static void test_dns_udp_counted(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const uint8_t q[] = { 0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0,
+				     1, 'a', 0, 0, 1, 0, 1 };
+	static const uint8_t bad[] = { 0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0,
+				       0, 0xc0, 0x0c, 0, 1, 0, 1 };
+	static const uint8_t resp[] = { 0x12, 0x34, 0x81, 0x80, 0, 1, 0, 0, 0,
+					0, 0, 0, 1, 'a', 0, 0, 1, 0, 1 };
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+
+	(void)state;
+	assert_non_null(t);
+	names_of(t, udp(5000, 53, q, sizeof(q)), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	names_of(t, udp(5001, 53, q, sizeof(q)), &fate);
+	names_of(t, udp(5002, 53, bad, sizeof(bad)), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, udp(53, 5000, resp, sizeof(resp)), &fate);
+	assert_int_equal(out.state, PKT_ABSENT);
+	assert_int_equal(flowtab_counters(t)->names, 2);
+	assert_int_equal(flowtab_counters(t)->incomplete, 1);
+	assert_int_equal(flowtab_counters(t)->flows, 0);
+	flowtab_free(t);
+}
+
 /* UDP whose first byte has the high bit of a QUIC long header: RTP
  * (0x80), a QUIC version nfqd does not read, and a datagram too short to
  * show one. With no QUIC flow in the table, the first two carry no name
@@ -1085,6 +1116,8 @@ int main(void)
 		cmocka_unit_test_setup(test_pending_proto, ahead),
 		cmocka_unit_test_setup(test_quic_pending_other, plain),
 		cmocka_unit_test_setup(test_quic_pending_other, ahead),
+		cmocka_unit_test_setup(test_dns_udp_counted, plain),
+		cmocka_unit_test_setup(test_dns_udp_counted, ahead),
 		cmocka_unit_test_setup(test_quic_evicted, plain),
 		cmocka_unit_test_setup(test_udp_long_not_quic, plain),
 		cmocka_unit_test_setup(test_udp_long_not_quic, ahead),
