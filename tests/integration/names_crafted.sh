@@ -21,7 +21,12 @@
 #     dropped), a blocked query (dropped), an allowed one (accepted);
 #   - DNS over TCP: a blocked query after an allowed one on the same
 #     connection, in its own segment or behind it (incomplete, dropped);
-#   - QUIC: an Initial whose tag fails (incomplete, dropped);
+#   - QUIC: an Initial whose tag fails (incomplete, dropped); an Initial
+#     of another DCID for a blocked name from the ports of a flow named by
+#     an allowed one (dropped); the client's Initial after it took the
+#     server's connection ID and a short-header packet (the flow's name:
+#     accepted); a datagram not QUIC while the ClientHello is still coming
+#     (incomplete, dropped);
 #   - a flood of half-open handshakes, then a reload with another
 #     flow-table-size (below).
 . "$TOP_SRCDIR/tests/lib.sh"
@@ -190,6 +195,75 @@ out.append(Ether(dst=mac) / IP(src="192.0.2.1", dst="192.0.2.2") /
            UDP(sport=40000, dport=443) / Raw(qi))
 want["dropped"] += 1
 want["incomplete"] += 1
+
+# QUIC Initials that decrypt (RFC 9001), when python3 has cryptography.
+try:
+    import os
+    from cryptography.hazmat.primitives import hashes, hmac
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+except ImportError:
+    AESGCM = None
+
+
+def hkdf(salt, ikm, label=None, length=32):
+    if label is None:
+        h = hmac.HMAC(salt, hashes.SHA256())
+        h.update(ikm)
+        return h.finalize()
+    full = b"tls13 " + label
+    info = struct.pack(">HB", length, len(full)) + full + b"\x00"
+    h = hmac.HMAC(ikm, hashes.SHA256())
+    h.update(info + b"\x01")
+    return h.finalize()[:length]
+
+
+def initial(frames, dcid, keyid=None):
+    """A v1 client Initial: FRAMES, padded; sealed with KEYID's keys."""
+    salt = bytes.fromhex("38762cf7f55934b34d179ae6a4c80cadccbb7f0a")
+    sec = hkdf(salt, keyid or dcid)
+    sec = hkdf(None, sec, b"client in")
+    key, iv, hp = (hkdf(None, sec, b"quic key", 16),
+                   hkdf(None, sec, b"quic iv", 12),
+                   hkdf(None, sec, b"quic hp", 16))
+    pl = frames + bytes(max(0, 1162 - len(frames)))
+    hdr = (b"\xc3\x00\x00\x00\x01" + bytes([len(dcid)]) + dcid + b"\x00\x00" +
+           struct.pack(">H", 0x4000 | (len(pl) + 20)) + b"\x00\x00\x00\x00")
+    ct = AESGCM(key).encrypt(iv, pl, hdr)
+    enc = Cipher(algorithms.AES(hp), modes.ECB()).encryptor()
+    mask = enc.update(ct[:16]) + enc.finalize()
+    h = bytearray(hdr)
+    h[0] ^= mask[0] & 0x0f
+    for i in range(4):
+        h[-4 + i] ^= mask[1 + i]
+    return bytes(h) + ct
+
+
+def crypto(data, off=0):
+    return b"\x06" + struct.pack(">HH", 0x4000 | off, 0x4000 | len(data)) + data
+
+
+def quic(sport, dgrams, acc, drop, inc=0):
+    base = Ether(dst=mac) / IP(src="192.0.2.1", dst="192.0.2.2") / UDP(sport=sport, dport=443)
+    out.extend(base / Raw(d) for d in dgrams)
+    want["accepted"] += acc
+    want["dropped"] += drop
+    want["incomplete"] += inc
+
+
+if AESGCM:
+    da, db, ds = os.urandom(8), os.urandom(8), os.urandom(8)
+    qok, qbad = hello("www.allowed.test")[5:], blocked[5:]
+    # Another connection (another DCID) from the ports of a flow named
+    # www.allowed.test, for a blocked name: judged on its own name.
+    quic(41001, [initial(crypto(qok), da), initial(crypto(qbad), db)], 1, 1)
+    # The client's ACK after the server's Initial (the server's connection
+    # ID, its first DCID's keys) and a short-header packet: the flow's name.
+    quic(41002, [initial(crypto(qok), da), initial(b"\x02\x00\x00\x00\x00", ds, da),
+                 b"\x43" + ds + bytes(40)], 3, 0)
+    # While the ClientHello is still coming, a datagram that is no QUIC
+    # long-header packet is INCOMPLETE, not pending.
+    quic(41003, [initial(crypto(qok[:100]), da), b"not quic at all"], 1, 1, 1)
 
 sendp(out, iface="va")
 print(len(out), want["accepted"], want["dropped"], want["incomplete"])
