@@ -352,6 +352,21 @@ hash_flow(const struct flowtab *t, const struct pkt *p, bool from_client)
 	return h ? h : 1;
 }
 
+/* The hash of a QUIC Destination Connection ID (N <= 20 bytes at D),
+ * keyed by the table's seed as the flow keys are: no DCID can be chosen
+ * from outside to pass for another. */
+static uint64_t dcid_hash(const struct flowtab *t, const uint8_t *d,
+			  size_t n)
+{
+	uint8_t b[24] = { 0 };
+	uint64_t h = hash_step(t->seed ^ 0x7175696364636964ull, n);
+
+	memcpy(b, d, n);
+	for (size_t i = 0; i < n; i += 8)
+		h = hash_step(h, word_at(b + i));
+	return h;
+}
+
 /* The first slot of H's bucket: H scaled to the bucket count (no
  * division on the packet path; the table's size need not be a power of
  * two). */
@@ -702,21 +717,6 @@ known:
 	if (f->state == FL_DONE && o->proto == NP_DNS &&
 	    o->state == PKT_PRESENT && (uint32_t)(seq - f->isn) + len > f->judged)
 		set(o, PKT_INCOMPLETE, NP_DNS);
-}
-
-/* The hash of a QUIC Destination Connection ID (N <= 20 bytes at D),
- * keyed by the table's seed as the flow keys are: no DCID can be chosen
- * from outside to pass for another. */
-static uint64_t dcid_hash(const struct flowtab *t, const uint8_t *d,
-			  size_t n)
-{
-	uint8_t b[24] = { 0 };
-	uint64_t h = hash_step(t->seed ^ 0x7175696364636964ull, n);
-
-	memcpy(b, d, n);
-	for (size_t i = 0; i < n; i += 8)
-		h = hash_step(h, word_at(b + i));
-	return h;
 }
 
 /* A QUIC long-header packet (an Initial among them): D, COPIED bytes. */
