@@ -16,7 +16,7 @@ clang libclang-rt-dev
 debootstrap debian-archive-keyring systemd-container xz-utils
 iperf3 gnuplot-nox linux-perf
 libssl-dev openssl curl knot-dnsutils chromium fail2ban tcpdump valgrind
-openssh-client"
+openssh-client python3-cryptography"
 
 missing=""
 for p in $PKGS; do

@@ -35,6 +35,8 @@ require_root
 require_cmd ip iptables
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import scapy' 2>/dev/null ||
 	skip "needs /usr/bin/python3 with scapy (python3-scapy)"
+/usr/bin/python3 -c 'import cryptography' 2>/dev/null ||
+	skip "needs /usr/bin/python3 with cryptography (python3-cryptography)"
 
 ns_setup
 in_b iptables -A INPUT -i vb -j NFQUEUE --queue-num 0 || fail "NFQUEUE rule"
@@ -196,14 +198,11 @@ out.append(Ether(dst=mac) / IP(src="192.0.2.1", dst="192.0.2.2") /
 want["dropped"] += 1
 want["incomplete"] += 1
 
-# QUIC Initials that decrypt (RFC 9001), when python3 has cryptography.
-try:
-    import os
-    from cryptography.hazmat.primitives import hashes, hmac
-    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-except ImportError:
-    AESGCM = None
+# QUIC Initials that decrypt (RFC 9001).
+import os
+from cryptography.hazmat.primitives import hashes, hmac
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 
 def hkdf(salt, ikm, label=None, length=32):
@@ -251,19 +250,18 @@ def quic(sport, dgrams, acc, drop, inc=0):
     want["incomplete"] += inc
 
 
-if AESGCM:
-    da, db, ds = os.urandom(8), os.urandom(8), os.urandom(8)
-    qok, qbad = hello("www.allowed.test")[5:], blocked[5:]
-    # Another connection (another DCID) from the ports of a flow named
-    # www.allowed.test, for a blocked name: judged on its own name.
-    quic(41001, [initial(crypto(qok), da), initial(crypto(qbad), db)], 1, 1)
-    # The client's ACK after the server's Initial (the server's connection
-    # ID, its first DCID's keys) and a short-header packet: the flow's name.
-    quic(41002, [initial(crypto(qok), da), initial(b"\x02\x00\x00\x00\x00", ds, da),
-                 b"\x43" + ds + bytes(40)], 3, 0)
-    # While the ClientHello is still coming, a datagram that is no QUIC
-    # long-header packet is INCOMPLETE, not pending.
-    quic(41003, [initial(crypto(qok[:100]), da), b"not quic at all"], 1, 1, 1)
+da, db, ds = os.urandom(8), os.urandom(8), os.urandom(8)
+qok, qbad = hello("www.allowed.test")[5:], blocked[5:]
+# Another connection (another DCID) from the ports of a flow named
+# www.allowed.test, for a blocked name: judged on its own name.
+quic(41001, [initial(crypto(qok), da), initial(crypto(qbad), db)], 1, 1)
+# The client's ACK after the server's Initial (the server's connection
+# ID, its first DCID's keys) and a short-header packet: the flow's name.
+quic(41002, [initial(crypto(qok), da), initial(b"\x02\x00\x00\x00\x00", ds, da),
+             b"\x43" + ds + bytes(40)], 3, 0)
+# While the ClientHello is still coming, a datagram that is no QUIC
+# long-header packet is INCOMPLETE, not pending.
+quic(41003, [initial(crypto(qok[:100]), da), b"not quic at all"], 1, 1, 1)
 
 sendp(out, iface="va")
 print(len(out), want["accepted"], want["dropped"], want["incomplete"])
