@@ -682,6 +682,14 @@ known:
 	set(o, NAMES_PENDING, NP_NONE);
 	if (!from_client || len == 0)
 		return;
+	if (p->tcp_flags & TCPF_URG) {
+		/* Urgent data: the server's kernel takes the urgent byte
+		 * out of the stream (unless SO_OOBINLINE), so the stream
+		 * the server reads is not the bytes sent: unseen. */
+		set(o, PKT_INCOMPLETE, NP_NONE);
+		finish(t, f, o, NULL, 0);
+		return;
+	}
 	gather(t, f, (uint32_t)(seq - f->isn), d, copied, copied < len,
 	       ahead ? &ahead->names : NULL, o);
 	/* The segment that completes a DNS query and goes on (a second

@@ -637,6 +637,41 @@ static void test_burst_slot(void **state)
 	flowtab_free(t);
 }
 
+/* A client segment with the URG flag before the name is settled: the
+ * server's kernel takes the urgent byte out of the stream, so the bytes
+ * are not the stream the server reads: INCOMPLETE, for the whole flow
+ * (never ABSENT for "\0" + a request head, nor a name). */
+static void test_urgent(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head[] = "\0GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	const uint32_t h = sizeof(head) - 1;
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+
+	(void)state;
+	assert_non_null(t);
+	/* The urgent byte with the request head. */
+	names_of(t, syn(7100), &fate);
+	names_of(t, tcp(7100, TCPF_ACK | TCPF_URG, 2, head, h), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp(7100, TCPF_ACK, 2 + h, "x", 1), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	/* The urgent byte alone, then the head. */
+	names_of(t, syn(7101), &fate);
+	names_of(t, tcp(7101, TCPF_ACK | TCPF_URG, 2, head, 1), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp(7101, TCPF_ACK, 3, head + 1, h - 1), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	/* After the name is settled, urgent data changes nothing. */
+	names_of(t, syn(7102), &fate);
+	names_of(t, tcp(7102, TCPF_ACK, 2, head + 1, h - 1), &fate);
+	assert_string_equal(out.n.name, "a.test");
+	names_of(t, tcp(7102, TCPF_ACK | TCPF_URG, 1 + h, "x", 1), &fate);
+	assert_string_equal(out.n.name, "a.test");
+	flowtab_free(t);
+}
+
 /* A SYN from SRC:40000 to DST:80 (IPv4 addresses, host order). */
 static struct pkt syn_between(uint32_t src, uint32_t dst)
 {
@@ -695,6 +730,8 @@ int main(void)
 		cmocka_unit_test_setup(test_tcp_gather_evict, ahead),
 		cmocka_unit_test_setup(test_tls_ahead, ahead),
 		cmocka_unit_test_setup(test_settled, ahead),
+		cmocka_unit_test_setup(test_urgent, plain),
+		cmocka_unit_test_setup(test_urgent, ahead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
