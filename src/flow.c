@@ -37,11 +37,17 @@ struct flow {
 	uint32_t ports;
 	uint8_t proto;
 	uint8_t state;		/* enum flow_state */
-	bool dropped;
+	bool dropped : 1;
+	/* TCP Fast Open: the SYN carried the first bytes. The flow keeps
+	 * its stream (g) once settled, so that later bytes at the same
+	 * offsets are compared with them: a server that did not take the
+	 * SYN's data gets them again in a segment. */
+	bool syn_data : 1;
 	bool quic;
 	uint32_t isn;		/* TCP: the client's first data byte's seq */
 	uint32_t judged;	/* TCP: client bytes the name stands for */
-	struct gathering *g;	/* FL_GATHER: the stream, once it needs one */
+	struct gathering *g;	/* FL_GATHER: the stream, once it needs one;
+				 * FL_DONE: a syn_data flow's stream */
 	struct pkt_names names;	/* FL_DONE: the answer */
 };
 /* With the flows on a line boundary (after 16 bytes a slot, 8 slots a
@@ -488,7 +494,7 @@ static void finish(struct flowtab *t, struct flow *f,
 {
 	if (n->proto == NP_DNS && n->state == PKT_PRESENT && len >= 2)
 		f->judged = 2u + (uint32_t)(d[0] << 8 | d[1]);
-	if (f->g) {
+	if (f->g && (!f->syn_data || n->state == PKT_INCOMPLETE)) {
 		free(f->g);
 		f->g = NULL;
 		t->c.pending--;
@@ -588,7 +594,8 @@ static void gather(struct flowtab *t, struct flow *f, uint64_t off,
 	uint8_t proto = NP_NONE;
 	int rc;
 
-	if (!f->g && off == 0 && settle_at_once(t, f, d, n, cut, ahead, o))
+	if (!f->g && off == 0 && !f->syn_data &&
+	    settle_at_once(t, f, d, n, cut, ahead, o))
 		return;
 	if (!gather_buf(t, f)) {
 		set(o, PKT_INCOMPLETE, NP_NONE);
@@ -619,12 +626,25 @@ static uint32_t tcp_seq(const struct pkt *p)
 	       (uint32_t)th[6] << 8 | th[7];
 }
 
+/* Bytes D (N) at OFF of settled flow F, whose stream is kept (syn_data):
+ * the same bytes again, or other bytes where the name was read (the
+ * server did not take the SYN's data, or took other bytes): then the
+ * flow's name is INCOMPLETE from now on. */
+static void compare_kept(struct flowtab *t, struct flow *f, uint32_t off,
+			 const uint8_t *d, uint32_t n, struct pkt_names *o)
+{
+	if (name_stream_put(&f->g->st, off, d, n) >= 0)
+		return;
+	set(o, PKT_INCOMPLETE, NP_NONE);
+	finish(t, f, o, NULL, 0);
+}
+
 static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		      const struct flow_ahead *ahead, struct pkt_names *o,
 		      struct flow **fp)
 {
 	const uint8_t *d;
-	uint32_t copied, len, seq;
+	uint32_t copied, len, seq, off;
 	bool syn = (p->tcp_flags & (TCPF_SYN | TCPF_ACK)) == TCPF_SYN;
 	bool from_client = true;
 	struct flow *f;
@@ -659,7 +679,10 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		f->isn = seq + 1;
 		*fp = f;
 		set(o, NAMES_PENDING, NP_NONE);
-		return;
+		if (len == 0)
+			return;
+		off = 0;	/* TCP Fast Open: the stream's first bytes */
+		goto data;
 	}
 	if (!f) {		/* never seen its SYN: state lost */
 		set(o, PKT_INCOMPLETE, NP_NONE);
@@ -669,19 +692,27 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 known:
 	touch(t, f, now);
 	*fp = f;
+	/* Where the bytes go in the client's stream; a SYN's (TCP Fast
+	 * Open) are its first. */
+	off = seq + (syn ? 1u : 0u) - f->isn;
 	if (f->state == FL_DONE) {
 		names_copy(o, &f->names);
+		if (f->g && from_client && len)
+			compare_kept(t, f, off, d, copied, o);
 		/* DNS over TCP: a later query on the connection is not the
 		 * one judged; it cannot be read without following every
 		 * message, so it is INCOMPLETE (nfqd.conf(5) NAMES). */
 		if (o->proto == NP_DNS && from_client && len &&
-		    (uint32_t)(seq - f->isn) + len > f->judged)
+		    off + len > f->judged)
 			set(o, PKT_INCOMPLETE, NP_DNS);
 		return;
 	}
 	set(o, NAMES_PENDING, NP_NONE);
 	if (!from_client || len == 0)
 		return;
+data:
+	if (syn)
+		f->syn_data = true;
 	if (p->tcp_flags & TCPF_URG) {
 		/* Urgent data: the server's kernel takes the urgent byte
 		 * out of the stream (unless SO_OOBINLINE), so the stream
@@ -690,12 +721,12 @@ known:
 		finish(t, f, o, NULL, 0);
 		return;
 	}
-	gather(t, f, (uint32_t)(seq - f->isn), d, copied, copied < len,
+	gather(t, f, off, d, copied, copied < len,
 	       ahead ? &ahead->names : NULL, o);
 	/* The segment that completes a DNS query and goes on (a second
 	 * query behind it) is not judged on the first alone. */
 	if (f->state == FL_DONE && o->proto == NP_DNS &&
-	    o->state == PKT_PRESENT && (uint32_t)(seq - f->isn) + len > f->judged)
+	    o->state == PKT_PRESENT && off + len > f->judged)
 		set(o, PKT_INCOMPLETE, NP_DNS);
 }
 
@@ -873,7 +904,8 @@ void flow_ahead_bucket(const struct flowtab *t, const struct pkt *p,
  * Most segments of a flow, with less work than tcp_names(): segment P's
  * flow, if it is at the slot flow_ahead_line() noted (AHEAD), its name
  * settled and not DNS (a later query on it is judged by where it is in
- * the stream), not dropped, not idle too long, and P no SYN. Such a
+ * the stream), not dropped, its stream not kept (syn_data: later bytes
+ * are compared), not idle too long, and P no SYN. Such a
  * segment gets from tcp_names() just its flow's names; NULL: ask
  * tcp_names(). A hash in AHEAD means l4_payload() read P's header.
  */
@@ -889,6 +921,7 @@ settled(struct flowtab *t, const struct pkt *p, uint64_t now,
 		return NULL;
 	f = &t->f[s];
 	if (f->state != FL_DONE || f->dropped || f->names.proto == NP_DNS ||
+	    f->g ||
 	    now - t->seen[s] > t->timeout_ns)
 		return NULL;
 	return f;
