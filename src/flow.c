@@ -43,6 +43,9 @@ struct flow {
 	 * offsets are compared with them: a server that did not take the
 	 * SYN's data gets them again in a segment. */
 	bool syn_data : 1;
+	/* TCP: the server sent a FIN or RST: a SYN with another sequence
+	 * number may start a new connection on these ports. */
+	bool closed : 1;
 	bool quic;
 	uint32_t isn;		/* TCP: the client's first data byte's seq */
 	uint32_t judged;	/* TCP: client bytes the name stands for */
@@ -670,9 +673,21 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 	seq = tcp_seq(p);
 	if (syn) {
 		/* A retransmitted SYN leaves the flow as it is; another
-		 * sequence number is a new connection on the same ports. */
+		 * sequence number is a new connection on the same ports
+		 * once the server closed the old one (its FIN or RST seen),
+		 * and the old one was not dropped. Else the server still
+		 * holds the connection (it answers such a SYN with an ACK
+		 * of it, RFC 5961) and a new start of its stream would be
+		 * the client's say: the SYN is INCOMPLETE, the flow kept. */
 		if (f && f->isn == seq + 1)
 			goto known;
+		if (f && (!f->closed || f->dropped)) {
+			set(o, PKT_INCOMPLETE, NP_NONE);
+			t->c.incomplete++;
+			if (f->dropped)
+				*fp = f;	/* it stays dropped */
+			return;
+		}
 		if (f)
 			flow_clear(t, f);
 		f = insert(t, p, true, h, now, ahead ? ahead->fresh : 0);
@@ -692,6 +707,8 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 known:
 	touch(t, f, now);
 	*fp = f;
+	if (!from_client && (p->tcp_flags & (TCPF_FIN | TCPF_RST)))
+		f->closed = true;
 	/* Where the bytes go in the client's stream; a SYN's (TCP Fast
 	 * Open) are its first. */
 	off = seq + (syn ? 1u : 0u) - f->isn;

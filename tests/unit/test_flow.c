@@ -94,6 +94,20 @@ static struct pkt tcp_to(uint16_t sport, uint16_t dport, uint8_t flags,
 	return parsed(40 + len);
 }
 
+/* A TCP segment back from the server, port 80, to the client's SPORT. */
+static struct pkt back(uint16_t sport, uint8_t flags, uint32_t seq,
+		       const char *data, size_t len)
+{
+	uint8_t a[4];
+
+	ip4(IPPROTO_TCP, 80, sport, 20, data, len);
+	memcpy(a, ip + 12, 4);
+	memcpy(ip + 12, ip + 16, 4);
+	memcpy(ip + 16, a, 4);
+	tcp_fields(seq, flags);
+	return parsed(40 + len);
+}
+
 /* ... to port 80. */
 static struct pkt tcp(uint16_t sport, uint8_t flags, uint32_t seq,
 		      const char *data, size_t len)
@@ -449,16 +463,29 @@ static void test_settled(void **state)
 	names_of(t, tcp(7000, TCPF_ACK | TCPF_FIN, 6 + h, "", 0), &fate);
 	assert_int_equal(fate, FLOW_PASS);
 
-	/* The same ports, a new connection: its own flow, no name yet. */
+	/* The same ports, a new connection once the server closed the
+	 * old one: its own flow, no name yet. Before that the SYN is
+	 * INCOMPLETE (test_fake_syn); a dropped flow stays dropped. */
 	names_of(t, syn(7002), &fate);
 	names_of(t, tcp(7002, TCPF_ACK, 2, head, h), &fate);
 	assert_int_equal(out.state, PKT_PRESENT);
 	names_of(t, tcp(7002, TCPF_SYN, 5000, "", 0), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	assert_int_equal(fate, FLOW_JUDGE);
+	names_of(t, back(7002, TCPF_ACK | TCPF_FIN, 1, "", 0), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	names_of(t, tcp(7002, TCPF_SYN, 5000, "", 0), &fate);
 	assert_int_equal(out.state, NAMES_PENDING);
 	assert_int_equal(fate, FLOW_JUDGE);
+	names_of(t, tcp(7002, TCPF_ACK, 5001, head, h), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
 	names_of(t, tcp(7000, TCPF_SYN, 5000, "", 0), &fate);
-	assert_int_equal(out.state, NAMES_PENDING);
-	assert_int_equal(fate, FLOW_JUDGE);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	assert_int_equal(fate, FLOW_DROP);
+	names_of(t, back(7000, TCPF_ACK | TCPF_RST, 1, "", 0), &fate);
+	assert_int_equal(fate, FLOW_PASS);
+	names_of(t, tcp(7000, TCPF_SYN, 5000, "", 0), &fate);
+	assert_int_equal(fate, FLOW_DROP);
 
 	/* DNS over TCP: the first query is judged, the next is not seen. */
 	names_of(t, tcp_to(7001, 53, TCPF_SYN, 1, "", 0), &fate);
@@ -740,6 +767,56 @@ static void test_tfo(void **state)
 	flowtab_free(t);
 }
 
+/* A SYN with another sequence number on a live flow (the server still
+ * holds the connection: it answers with an ACK of the old one) is
+ * INCOMPLETE and changes nothing: the flow keeps its start, whether it
+ * gathered nothing yet, some bytes, or settled its name. */
+static void test_fake_syn(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head[] = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	const uint32_t h = sizeof(head) - 1;
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+
+	(void)state;
+	assert_non_null(t);
+	/* Before the first bytes. */
+	names_of(t, syn(7300), &fate);
+	names_of(t, tcp(7300, TCPF_SYN, 901, "", 0), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp(7300, TCPF_ACK, 2, head, h), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+	/* Between the bytes. */
+	names_of(t, syn(7301), &fate);
+	names_of(t, tcp(7301, TCPF_ACK, 2, head, 10), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	names_of(t, tcp(7301, TCPF_SYN, 2, "", 0), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp(7301, TCPF_ACK, 12, head + 10, h - 10), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+	/* After the name: it stays, and a drop stays. */
+	names_of(t, tcp(7301, TCPF_SYN, 77, "", 0), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp(7301, TCPF_ACK, 2 + h, "x", 1), &fate);
+	assert_string_equal(out.n.name, "a.test");
+	flow_note_drop(names_of(t, tcp(7301, TCPF_ACK, 2, head, h), &fate));
+	names_of(t, tcp(7301, TCPF_SYN, 77, "", 0), &fate);
+	assert_int_equal(fate, FLOW_DROP);
+	names_of(t, tcp(7301, TCPF_ACK, 78, head, h), &fate);
+	assert_int_equal(fate, FLOW_DROP);
+	/* A client's FIN or RST is no close of the server's. */
+	names_of(t, tcp(7300, TCPF_ACK | TCPF_RST, 2 + h, "", 0), &fate);
+	names_of(t, tcp(7300, TCPF_ACK | TCPF_FIN, 2 + h, "", 0), &fate);
+	names_of(t, tcp(7300, TCPF_SYN, 901, "", 0), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp(7300, TCPF_ACK, 2 + h, "x", 1), &fate);
+	assert_string_equal(out.n.name, "a.test");
+	flowtab_free(t);
+}
+
 /* A SYN from SRC:40000 to DST:80 (IPv4 addresses, host order). */
 static struct pkt syn_between(uint32_t src, uint32_t dst)
 {
@@ -802,6 +879,8 @@ int main(void)
 		cmocka_unit_test_setup(test_urgent, ahead),
 		cmocka_unit_test_setup(test_tfo, plain),
 		cmocka_unit_test_setup(test_tfo, ahead),
+		cmocka_unit_test_setup(test_fake_syn, plain),
+		cmocka_unit_test_setup(test_fake_syn, ahead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
