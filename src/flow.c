@@ -613,8 +613,12 @@ static void gather(struct flowtab *t, struct flow *f, uint64_t off,
 	}
 	r = parse_stream(t, f->quic, server_port(f), f->g->st.buf,
 			 f->g->st.contig, &name, &proto);
-	if (r == NAME_MORE && (cut || f->g->st.contig == f->g->st.cap))
-		r = NAME_BAD;	/* past the copy or the limit: unseen */
+	/* Past the copy or the limit: unseen. So too bytes past the
+	 * buffer (rc 1) while the name is not whole before them (a hole):
+	 * INCOMPLETE now, not pending for ever on a hole the client need
+	 * never fill (nfqd.conf(5) NAMES: "past the 8192 bytes"). */
+	if (r == NAME_MORE && (cut || rc > 0 || f->g->st.contig == f->g->st.cap))
+		r = NAME_BAD;
 	from_result(o, r, proto, &name);
 	if (r != NAME_MORE)
 		finish(t, f, o, f->g->st.buf, f->g->st.contig);

@@ -140,9 +140,10 @@ static void flows_delta(struct queue *q)
 	s->flows_pending = c->pending;
 }
 
-/* A new flow-table-size or flow-timeout: the table is made anew on the
- * next packet; the flows it held lose their state (INCOMPLETE). */
-static void flows_drop(struct queue *q)
+/* A new flow-table-size or flow-timeout, or names matched again after
+ * packets went by unfollowed (WHY): the table is made anew on the next
+ * packet; the flows it held lose their state (INCOMPLETE). */
+static void flows_drop(struct queue *q, const char *why)
 {
 	struct queue_counters *s = &q->flows_seen;
 
@@ -154,8 +155,8 @@ static void flows_drop(struct queue *q)
 	memset(s, 0, sizeof(*s));
 	flowtab_free(q->flows);
 	q->flows = NULL;
-	log_info("queue %u: flow table for names made anew (flow-table-size "
-		 "or flow-timeout changed)", q->num);
+	q->flows_unfollowed = false;
+	log_info("queue %u: flow table for names made anew (%s)", q->num, why);
 }
 
 /* Gauges: "counters reset" does not apply. */
@@ -444,6 +445,14 @@ static void rx_start(struct queue *q, const struct policy *pol)
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	q->rx_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	q->rx_names = policy_has_names(pol);
+	/* Under a policy without name matches the flows are not followed:
+	 * a flow the table holds may have sent its first bytes meanwhile,
+	 * unseen, and would wait for them for ever. When names come back,
+	 * the flows held count as lost (INCOMPLETE), never as pending. */
+	if (!q->rx_names)
+		q->flows_unfollowed = q->flows != NULL;
+	else if (q->flows_unfollowed)
+		flows_drop(q, "a policy with names after one without");
 }
 
 /* The probes the look-ahead made (A, and AN its rx_name) of the name it
@@ -1195,7 +1204,7 @@ static void apply_params(struct queue *q, struct reconf *rq)
 	}
 	if (np->flow_size != q->params.flow_size ||
 	    np->flow_timeout != q->params.flow_timeout)
-		flows_drop(q);
+		flows_drop(q, "flow-table-size or flow-timeout changed");
 	else if (q->flows)	/* the flows stay; only their reading changes */
 		flowtab_set_dns_ports(q->flows, np->dns_ports,
 				      np->n_dns_ports);

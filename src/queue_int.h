@@ -104,6 +104,9 @@ struct queue {
 	bool ahead_skip, ahead_want;
 	uint64_t rx_ns;		/* monotonic time of the datagrams judged now */
 	bool rx_names;		/* their policy matches names */
+	bool flows_unfollowed;	/* packets were judged under a policy
+				 * without names since the flow table was
+				 * made: its flows missed them */
 	struct verdict_batch vb;
 
 	/* acknowledgement awaited by the synchronous config path: a config

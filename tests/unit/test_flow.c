@@ -817,6 +817,45 @@ static void test_fake_syn(void **state)
 	flowtab_free(t);
 }
 
+/* Bytes that land past the 8192 gathered while there is a hole before
+ * them (the name not whole): INCOMPLETE, not pending for ever. */
+static void test_past_hole(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head[] = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	static char big[400];
+	const uint32_t h = sizeof(head) - 1;
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+
+	(void)state;
+	assert_non_null(t);
+	memset(big, 'x', sizeof(big));
+	/* Wholly past the buffer, nothing before. */
+	names_of(t, syn(7400), &fate);
+	names_of(t, tcp(7400, TCPF_ACK, 2 + FLOW_GATHER, "x", 1), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp(7400, TCPF_ACK, 2, head, h), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	/* Across its end, a hole after the first bytes. */
+	names_of(t, syn(7401), &fate);
+	names_of(t, tcp(7401, TCPF_ACK, 2, head, 10), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	names_of(t, tcp(7401, TCPF_ACK, 2 + FLOW_GATHER - 100, big,
+			sizeof(big)), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	/* Up to its end but not past: still pending, then the name. */
+	names_of(t, syn(7402), &fate);
+	names_of(t, tcp(7402, TCPF_ACK, 2 + FLOW_GATHER - 100, big, 100),
+		 &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	names_of(t, tcp(7402, TCPF_ACK, 2, head, h), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+	assert_int_equal(flowtab_counters(t)->pending, 0);
+	flowtab_free(t);
+}
+
 /* A SYN from SRC:40000 to DST:80 (IPv4 addresses, host order). */
 static struct pkt syn_between(uint32_t src, uint32_t dst)
 {
@@ -881,6 +920,8 @@ int main(void)
 		cmocka_unit_test_setup(test_tfo, ahead),
 		cmocka_unit_test_setup(test_fake_syn, plain),
 		cmocka_unit_test_setup(test_fake_syn, ahead),
+		cmocka_unit_test_setup(test_past_hole, plain),
+		cmocka_unit_test_setup(test_past_hole, ahead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
