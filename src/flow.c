@@ -732,6 +732,15 @@ known:
 	if (!from_client || len == 0)
 		return;
 data:
+	if (!syn && !(p->tcp_flags & TCPF_ACK)) {
+		/* Data without ACK: the server's TCP drops it (RFC 9293
+		 * 3.10.7.4), so it is no part of the stream it reads; a
+		 * decoy name in it must not settle the flow. Not gathered,
+		 * and unseen for the rules. */
+		set(o, PKT_INCOMPLETE, NP_NONE);
+		t->c.incomplete++;
+		return;
+	}
 	if (syn)
 		f->syn_data = true;
 	if (p->tcp_flags & TCPF_URG) {

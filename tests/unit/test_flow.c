@@ -856,6 +856,39 @@ static void test_past_hole(void **state)
 	flowtab_free(t);
 }
 
+/* A client data segment without ACK (no SYN) before the name is
+ * settled: the server's TCP drops it, so a decoy name in it is not taken:
+ * the segment is INCOMPLETE and not gathered; the real bytes at the same
+ * offsets then give the flow its name. */
+static void test_no_ack(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head[] = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	static const char decoy[] = "GET / HTTP/1.1\r\nHost: b.test\r\n\r\n";
+	const uint32_t h = sizeof(head) - 1;
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+
+	(void)state;
+	assert_non_null(t);
+	names_of(t, syn(7500), &fate);
+	names_of(t, tcp(7500, TCPF_PSH, 2, decoy, h), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp(7500, TCPF_ACK | TCPF_PSH, 2, head, h), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+	/* The decoy's first half, then the real head. */
+	names_of(t, syn(7501), &fate);
+	names_of(t, tcp(7501, TCPF_ACK, 2, head, 10), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	names_of(t, tcp(7501, 0, 12, decoy + 10, h - 10), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp(7501, TCPF_ACK, 12, head + 10, h - 10), &fate);
+	assert_string_equal(out.n.name, "a.test");
+	assert_int_equal(flowtab_counters(t)->pending, 0);
+	flowtab_free(t);
+}
+
 /* A SYN from SRC:40000 to DST:80 (IPv4 addresses, host order). */
 static struct pkt syn_between(uint32_t src, uint32_t dst)
 {
@@ -922,6 +955,8 @@ int main(void)
 		cmocka_unit_test_setup(test_fake_syn, ahead),
 		cmocka_unit_test_setup(test_past_hole, plain),
 		cmocka_unit_test_setup(test_past_hole, ahead),
+		cmocka_unit_test_setup(test_no_ack, plain),
+		cmocka_unit_test_setup(test_no_ack, ahead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
