@@ -633,6 +633,39 @@ static uint32_t tcp_seq(const struct pkt *p)
 	       (uint32_t)th[6] << 8 | th[7];
 }
 
+/* Sum of N bytes at D as 16-bit big-endian words, into SUM. */
+static uint32_t sum16(uint32_t sum, const uint8_t *d, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		sum += (uint32_t)d[i] << 8 | d[i + 1];
+	if (i < n)
+		sum += (uint32_t)d[i] << 8;
+	return sum;
+}
+
+/* Is TCP segment P's checksum right? False when it is wrong, or cannot be
+ * checked (the segment is not all in the copy). Only for segments whose
+ * bytes would be gathered, and the kernel had not verified (pkt.h
+ * PKT_CSUM_UNVERIFIED): few, so a plain loop. */
+static bool tcp_csum_ok(const struct pkt *p)
+{
+	const uint8_t *th = p->payload + (p->payload_len - p->th_copied);
+	uint32_t alen = p->l3_family == AF_INET6 ? 16 : 4;
+	uint32_t sum;
+
+	if (p->th_copied != p->th_len || p->th_len > 0xffff)
+		return false;
+	sum = sum16(0, p->saddr, alen);
+	sum = sum16(sum, p->daddr, alen);
+	sum += IPPROTO_TCP + p->th_len;
+	sum = sum16(sum, th, p->th_len);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
 /* Bytes D (N) at OFF of settled flow F, whose stream is kept (syn_data):
  * the same bytes again, or other bytes where the name was read (the
  * server did not take the SYN's data, or took other bytes): then the
@@ -737,6 +770,13 @@ data:
 		 * 3.10.7.4), so it is no part of the stream it reads; a
 		 * decoy name in it must not settle the flow. Not gathered,
 		 * and unseen for the rules. */
+		set(o, PKT_INCOMPLETE, NP_NONE);
+		t->c.incomplete++;
+		return;
+	}
+	if ((p->flags & PKT_CSUM_UNVERIFIED) && !tcp_csum_ok(p)) {
+		/* A bad checksum: the server's TCP drops the segment, so a
+		 * decoy name in it must not settle the flow either. */
 		set(o, PKT_INCOMPLETE, NP_NONE);
 		t->c.incomplete++;
 		return;

@@ -889,6 +889,71 @@ static void test_no_ack(void **state)
 	flowtab_free(t);
 }
 
+/* The TCP checksum of the IPv4 segment in ip[] (N bytes in all), set. */
+static void tcp_csum_set(size_t n)
+{
+	uint32_t sum = IPPROTO_TCP + (uint32_t)(n - 20);
+
+	ip[36] = ip[37] = 0;
+	for (size_t i = 12; i < 20; i += 2)
+		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+	for (size_t i = 20; i < n; i += 2)
+		sum += (uint32_t)ip[i] << 8 | (i + 1 < n ? ip[i + 1] : 0);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	ip[36] = (uint8_t)(sum >> 8);
+	ip[37] = (uint8_t)sum;
+}
+
+/* A segment as tcp() makes it, its checksum unverified by the kernel
+ * (PKT_CSUM_UNVERIFIED), right or (BAD) wrong. */
+static struct pkt tcp_unverified(uint16_t sport, uint8_t flags, uint32_t seq,
+				 const char *data, size_t len, bool bad)
+{
+	struct pkt p = tcp(sport, flags, seq, data, len);
+
+	tcp_csum_set(40 + len);
+	if (bad)
+		ip[37] ^= 1;
+	p.flags |= PKT_CSUM_UNVERIFIED;
+	return p;
+}
+
+/* A segment whose checksum the kernel did not verify is checked before
+ * its bytes are gathered: a bad one is INCOMPLETE and not gathered (the
+ * server's TCP drops it: a decoy name in it must not settle the flow); a
+ * good one counts as ever. */
+static void test_bad_csum(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head[] = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	static const char decoy[] = "GET / HTTP/1.1\r\nHost: b.test\r\n\r\n";
+	const uint32_t h = sizeof(head) - 1;
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+
+	(void)state;
+	assert_non_null(t);
+	names_of(t, syn(7600), &fate);
+	names_of(t, tcp_unverified(7600, TCPF_ACK, 2, decoy, h, true), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp_unverified(7600, TCPF_ACK, 2, head, h, false), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+	/* An odd length, in two pieces. */
+	names_of(t, syn(7601), &fate);
+	names_of(t, tcp_unverified(7601, TCPF_ACK, 2, head, 11, false), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	names_of(t, tcp_unverified(7601, TCPF_ACK, 13, decoy + 11, h - 11,
+				   true), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp_unverified(7601, TCPF_ACK, 13, head + 11, h - 11,
+				   false), &fate);
+	assert_string_equal(out.n.name, "a.test");
+	flowtab_free(t);
+}
+
 /* A SYN from SRC:40000 to DST:80 (IPv4 addresses, host order). */
 static struct pkt syn_between(uint32_t src, uint32_t dst)
 {
@@ -957,6 +1022,8 @@ int main(void)
 		cmocka_unit_test_setup(test_past_hole, ahead),
 		cmocka_unit_test_setup(test_no_ack, plain),
 		cmocka_unit_test_setup(test_no_ack, ahead),
+		cmocka_unit_test_setup(test_bad_csum, plain),
+		cmocka_unit_test_setup(test_bad_csum, ahead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
