@@ -617,8 +617,11 @@ static void gather(struct flowtab *t, struct flow *f, uint64_t off,
 	 * buffer (rc 1) while the name is not whole before them (a hole):
 	 * INCOMPLETE now, not pending for ever on a hole the client need
 	 * never fill (nfqd.conf(5) NAMES: "past the 8192 bytes"). */
-	if (r == NAME_MORE && (cut || rc > 0 || f->g->st.contig == f->g->st.cap))
+	if (r == NAME_MORE && (cut || rc > 0 || f->g->st.contig == f->g->st.cap)) {
 		r = NAME_BAD;
+		if (!f->g->st.contig)	/* not even the protocol is known */
+			proto = NP_NONE;
+	}
 	from_result(o, r, proto, &name);
 	if (r != NAME_MORE)
 		finish(t, f, o, f->g->st.buf, f->g->st.contig);

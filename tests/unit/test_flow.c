@@ -835,8 +835,14 @@ static void test_past_hole(void **state)
 	names_of(t, syn(7400), &fate);
 	names_of(t, tcp(7400, TCPF_ACK, 2 + FLOW_GATHER, "x", 1), &fate);
 	assert_int_equal(out.state, PKT_INCOMPLETE);
+	assert_int_equal(out.proto, NP_NONE);
 	names_of(t, tcp(7400, TCPF_ACK, 2, head, h), &fate);
 	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp_to(7403, 443, TCPF_SYN, 1000, "", 0), &fate);
+	names_of(t, tcp_to(7403, 443, TCPF_ACK | TCPF_PSH, 10001, "x", 1),
+		 &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	assert_int_equal(out.proto, NP_NONE);	/* for every name match */
 	/* Across its end, a hole after the first bytes. */
 	names_of(t, syn(7401), &fate);
 	names_of(t, tcp(7401, TCPF_ACK, 2, head, 10), &fate);
