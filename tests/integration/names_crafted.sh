@@ -22,6 +22,12 @@
 #   - DNS over TCP: a blocked query after an allowed one on the same
 #     connection, in its own segment or behind it (incomplete, dropped);
 #   - QUIC: an Initial whose tag fails (incomplete, dropped);
+#   - segments the server does not read as the stream nfqd would gather:
+#     an urgent byte before the ClientHello, a decoy without ACK or with
+#     a bad checksum (incomplete, dropped; the real ClientHello judged), a
+#     SYN with another sequence number on a live flow (incomplete), bytes
+#     past the 8192 behind a hole (incomplete); a ClientHello in the SYN
+#     (TCP Fast Open): the SYN dropped on its name;
 #   - a flood of half-open handshakes, then a reload with another
 #     flow-table-size (below).
 . "$TOP_SRCDIR/tests/lib.sh"
@@ -98,6 +104,20 @@ def conn(segs, acc, drop, inc=0, dport=443):
     want["incomplete"] += inc
 
 
+def conn2(segs, acc, drop, inc=0, dport=443):
+    """A SYN, then (flags, offset, bytes, TCP fields) segments."""
+    port[0] += 1
+    sp, isn = port[0], 1000
+    base = Ether(dst=mac) / IP(src="192.0.2.1", dst="192.0.2.2")
+    out.append(base / TCP(sport=sp, dport=dport, flags="S", seq=isn))
+    for flags, off, data, kw in segs:
+        t = TCP(sport=sp, dport=dport, flags=flags, seq=isn + 1 + off, **kw)
+        out.append(base / t / Raw(data) if data else base / t)
+    want["accepted"] += acc
+    want["dropped"] += drop
+    want["incomplete"] += inc
+
+
 blocked, allowed = hello("www.blocked.test"), hello("www.allowed.test")
 n = len(blocked)
 for k in range(1, n):
@@ -115,6 +135,27 @@ conn([(0, blocked[:k]), (0, other)], 2, 1, 1)
 # after the drop: the segment again, and more data
 conn([(0, blocked[:k]), (k, blocked[k:]), (k, blocked[k:]),
       (n, b"later data")], 2, 3)
+
+# an urgent byte before the ClientHello: the server's kernel takes it out
+# of the stream; "\0\x16\x03..." is no name to nfqd, but no ABSENT either
+conn2([("PAU", 0, b"\0" + blocked, {"ack": 1, "urgptr": 1})], 1, 1, 1)
+# decoys for an allowed name the server drops: no ACK, a bad checksum
+conn2([("P", 0, allowed, {}), ("PA", 0, blocked, {"ack": 1})], 1, 2, 1)
+conn2([("PA", 0, allowed, {"ack": 1, "chksum": 0xbad}),
+       ("PA", 0, blocked, {"ack": 1})], 1, 2, 1)
+# a SYN with another sequence number: no new start of the stream
+conn2([("S", 4000, b"", {}), ("PA", 0, blocked, {"ack": 1})], 1, 2, 1)
+# bytes past the 8192 behind a hole
+conn2([("PA", 9000, b"x", {"ack": 1})], 1, 1, 1)
+# TCP Fast Open: the ClientHello in the SYN, dropped on its name; its
+# next segment with it
+port[0] += 1
+tfo = Ether(dst=mac) / IP(src="192.0.2.1", dst="192.0.2.2")
+out.append(tfo / TCP(sport=port[0], dport=443, flags="S", seq=1000) /
+           Raw(blocked))
+out.append(tfo / TCP(sport=port[0], dport=443, flags="PA", ack=1,
+                     seq=1001 + n) / Raw(b"later"))
+want["dropped"] += 2
 
 # hand-made ClientHellos (records of one handshake message)
 def ch(exts):
