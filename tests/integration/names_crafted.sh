@@ -29,7 +29,7 @@
 #     past the 8192 behind a hole (incomplete); a ClientHello in the SYN
 #     (TCP Fast Open): the SYN dropped on its name;
 #   - a flood of half-open handshakes, then a reload with another
-#     flow-table-size (below).
+#     flow-table-size, then reloads without names and back (below).
 . "$TOP_SRCDIR/tests/lib.sh"
 
 require_root
@@ -363,4 +363,62 @@ while before "$end"; do
 done
 [ "$1" -le 4096 ] && [ "$1" -gt 0 ] || fail "after the reload: flows $*"
 log "ok: reload with flow-table-size 4096: the table made anew, flows $1"
+
+# A reload to a policy without name matches and back: a connection whose
+# SYN came before, and whose ClientHello (blocked) went by unfollowed in
+# between, is INCOMPLETE afterwards (its state lost), not pending for
+# ever on the hole where its first bytes were.
+cat >"$TMP/late.py" <<'EOF'
+import logging, ssl, sys
+logging.getLogger("scapy").setLevel(logging.ERROR)
+from scapy.all import Ether, IP, TCP, Raw, conf, sendp
+
+conf.verb = 0
+mac, phase = sys.argv[1], sys.argv[2]
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+i, o = ssl.MemoryBIO(), ssl.MemoryBIO()
+s = ctx.wrap_bio(i, o, server_hostname="www.blocked.test")
+try:
+    s.do_handshake()
+except ssl.SSLWantReadError:
+    pass
+ch = o.read()
+base = Ether(dst=mac) / IP(src="192.0.2.1", dst="192.0.2.2")
+t = TCP(sport=30001, dport=443, flags="PA", ack=1)
+if phase == "syn":
+    p = base / TCP(sport=30001, dport=443, flags="S", seq=7000)
+elif phase == "hello":
+    t.seq = 7001
+    p = base / t / Raw(ch)
+else:
+    t.seq = 7001 + len(ch)
+    p = base / t / Raw(b"later")
+sendp([p], iface="va")
+EOF
+late() {	# phase: send it, wait until nfqd has judged it
+	set -- "$1" $(counters)
+	in_a /usr/bin/python3 "$TMP/late.py" "$mac" "$1" || fail "late.py $1"
+	local p0=$2 end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
+		set -- "$1" $(counters)
+		[ "$2" -gt "$p0" ] && break
+		sleep 0.1
+	done
+}
+cp "$conf" "$TMP/names.conf"
+late syn
+sed '/tls sni\|dns qname/d' "$TMP/names.conf" >"$conf"
+"$NFQD_CTL" -s "$SOCK" reload >/dev/null || fail "reload without names"
+late hello
+cp "$TMP/names.conf" "$conf"
+"$NFQD_CTL" -s "$SOCK" reload >/dev/null || fail "reload with names"
+set -- $(counters)
+a1=$2 d1=$3 i1=$4
+late later
+set -- $(counters)
+[ "$2" -eq "$a1" ] && [ "$3" -eq $((d1 + 1)) ] && [ "$4" -eq $((i1 + 1)) ] ||
+	fail "after names came back: the unfollowed flow's next segment accepted $(( $2 - a1 )), dropped $(( $3 - d1 )), incomplete $(( $4 - i1 )), want dropped as incomplete"
+log "ok: after a reload without names and back, an unfollowed flow's next segment is dropped as incomplete"
 stop_nfqd
