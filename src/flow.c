@@ -768,11 +768,14 @@ known:
 	if (!from_client || len == 0)
 		return;
 data:
-	if (!syn && !(p->tcp_flags & TCPF_ACK)) {
-		/* Data without ACK: the server's TCP drops it (RFC 9293
-		 * 3.10.7.4), so it is no part of the stream it reads; a
-		 * decoy name in it must not settle the flow. Not gathered,
-		 * and unseen for the rules. */
+	if (!syn && (p->tcp_flags & (TCPF_ACK | TCPF_RST | TCPF_SYN)) !=
+			    TCPF_ACK) {
+		/* Data without ACK, or with RST or SYN: the server's TCP
+		 * does not take it into the stream (RFC 9293 3.10.7.4: no
+		 * ACK, dropped; RFC 5961: an RST or SYN that is not exactly
+		 * at the next byte gets a challenge ACK, one that is resets
+		 * the connection), so a decoy name in it must not settle the
+		 * flow. Not gathered, and unseen for the rules. */
 		set(o, PKT_INCOMPLETE, NP_NONE);
 		t->c.incomplete++;
 		return;

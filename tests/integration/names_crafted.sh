@@ -23,8 +23,9 @@
 #     connection, in its own segment or behind it (incomplete, dropped);
 #   - QUIC: an Initial whose tag fails (incomplete, dropped);
 #   - segments the server does not read as the stream nfqd would gather:
-#     an urgent byte before the ClientHello, a decoy without ACK or with
-#     a bad checksum (incomplete, dropped; the real ClientHello judged), a
+#     an urgent byte before the ClientHello, a decoy without ACK, with RST
+#     or with a bad checksum (incomplete, dropped; the real ClientHello
+#     judged), a
 #     SYN with another sequence number on a live flow (incomplete), bytes
 #     past the 8192 behind a hole (incomplete); a ClientHello in the SYN
 #     (TCP Fast Open): the SYN dropped on its name;
@@ -143,6 +144,12 @@ conn2([("PAU", 0, b"\0" + blocked, {"ack": 1, "urgptr": 1})], 1, 1, 1)
 conn2([("P", 0, allowed, {}), ("PA", 0, blocked, {"ack": 1})], 1, 2, 1)
 conn2([("PA", 0, allowed, {"ack": 1, "chksum": 0xbad}),
        ("PA", 0, blocked, {"ack": 1})], 1, 2, 1)
+# a decoy past a hole with RST (the server does not take its bytes):
+# incomplete, so the flow is dropped from then on (incomplete-verdict)
+conn2([("PA", 0, blocked[:10], {"ack": 1}),
+       ("RA", 20, allowed[20:], {"ack": 1}),
+       ("PA", 10, blocked[10:20], {"ack": 1}),
+       ("PA", 20, blocked[20:], {"ack": 1})], 2, 3, 1)
 # a SYN with another sequence number: no new start of the stream
 conn2([("S", 4000, b"", {}), ("PA", 0, blocked, {"ack": 1})], 1, 2, 1)
 # bytes past the 8192 behind a hole

@@ -891,6 +891,22 @@ static void test_no_ack(void **state)
 	assert_int_equal(out.state, PKT_INCOMPLETE);
 	names_of(t, tcp(7501, TCPF_ACK, 12, head + 10, h - 10), &fate);
 	assert_string_equal(out.n.name, "a.test");
+	/* With RST or SYN (and ACK) the server does not take the bytes
+	 * either: a decoy past a hole is not gathered. */
+	for (uint16_t i = 0; i < 2; i++) {
+		uint8_t fl = TCPF_ACK | (i ? TCPF_SYN : TCPF_RST);
+
+		names_of(t, syn(7502 + i), &fate);
+		names_of(t, tcp(7502 + i, TCPF_ACK, 2, head, 10), &fate);
+		names_of(t, tcp(7502 + i, fl, 22, decoy + 20, h - 20), &fate);
+		assert_int_equal(out.state, PKT_INCOMPLETE);
+		names_of(t, tcp(7502 + i, TCPF_ACK, 12, head + 10, 10),
+			 &fate);
+		assert_int_equal(out.state, NAMES_PENDING);
+		names_of(t, tcp(7502 + i, TCPF_ACK, 22, head + 20, h - 20),
+			 &fate);
+		assert_string_equal(out.n.name, "a.test");
+	}
 	assert_int_equal(flowtab_counters(t)->pending, 0);
 	flowtab_free(t);
 }
