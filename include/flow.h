@@ -34,7 +34,8 @@ struct flow_counters {
 	uint64_t flows;		/* in the table now */
 	uint64_t created;	/* flows made */
 	uint64_t evictions;	/* live flows pushed out by new ones */
-	uint64_t pending;	/* gathering now */
+	uint64_t pending;	/* gathering now, or keeping the bytes
+				 * their SYN carried: buffers */
 	uint64_t names;		/* names found */
 	uint64_t incomplete;	/* names that could not be found */
 };

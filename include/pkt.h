@@ -24,6 +24,12 @@ struct dom_probes;
 #define PKT_HAS_UID	0x0008
 #define PKT_HAS_GID	0x0010
 #define PKT_HAS_CT	0x0020
+/* Not a part, a fact: the kernel has not verified the transport checksum
+ * (NFQA_SKB_INFO: CSUM_NOTVERIFIED) and it is not one left for the
+ * device to fill (CSUMNOTREADY: locally made). A bad one makes the
+ * receiver's TCP drop the segment: the flow table verifies it before it
+ * takes a segment's bytes for the stream's (flow.c). */
+#define PKT_CSUM_UNVERIFIED	0x0040
 
 /* TCP flag bits as in the TCP header (struct pkt tcp_flags). */
 #define TCPF_FIN	0x01

@@ -37,7 +37,15 @@ struct flow {
 	uint32_t ports;
 	uint8_t proto;
 	uint8_t state;		/* enum flow_state */
-	bool dropped;
+	bool dropped : 1;
+	/* TCP Fast Open: the SYN carried the first bytes. The flow keeps
+	 * its stream (g) once settled, so that later bytes at the same
+	 * offsets are compared with them: a server that did not take the
+	 * SYN's data gets them again in a segment. */
+	bool syn_data : 1;
+	/* TCP: the server sent a FIN or RST: a SYN with another sequence
+	 * number may start a new connection on these ports. */
+	bool closed : 1;
 	bool quic;
 	union {
 		struct {
@@ -50,7 +58,8 @@ struct flow {
 				 * Connection ID of the Initials its name
 				 * is read from */
 	};
-	struct gathering *g;	/* FL_GATHER: the stream, once it needs one */
+	struct gathering *g;	/* FL_GATHER: the stream, once it needs one;
+				 * FL_DONE: a syn_data flow's stream */
 	struct pkt_names names;	/* FL_DONE: the answer */
 };
 /* With the flows on a line boundary (after 16 bytes a slot, 8 slots a
@@ -516,7 +525,7 @@ static void finish(struct flowtab *t, struct flow *f,
 {
 	if (n->proto == NP_DNS && n->state == PKT_PRESENT && len >= 2)
 		f->judged = 2u + (uint32_t)(d[0] << 8 | d[1]);
-	if (f->g) {
+	if (f->g && (!f->syn_data || n->state == PKT_INCOMPLETE)) {
 		free(f->g);
 		f->g = NULL;
 		t->c.pending--;
@@ -616,7 +625,8 @@ static void gather(struct flowtab *t, struct flow *f, uint64_t off,
 	uint8_t proto = NP_NONE;
 	int rc;
 
-	if (!f->g && off == 0 && settle_at_once(t, f, d, n, cut, ahead, o))
+	if (!f->g && off == 0 && !f->syn_data &&
+	    settle_at_once(t, f, d, n, cut, ahead, o))
 		return;
 	if (!gather_buf(t, f)) {
 		set(o, PKT_INCOMPLETE, NP_NONE);
@@ -631,8 +641,15 @@ static void gather(struct flowtab *t, struct flow *f, uint64_t off,
 	}
 	r = parse_stream(t, f->quic, server_port(f), f->g->st.buf,
 			 f->g->st.contig, &name, &proto);
-	if (r == NAME_MORE && (cut || f->g->st.contig == f->g->st.cap))
-		r = NAME_BAD;	/* past the copy or the limit: unseen */
+	/* Past the copy or the limit: unseen. So too bytes past the
+	 * buffer (rc 1) while the name is not whole before them (a hole):
+	 * INCOMPLETE now, not pending for ever on a hole the client need
+	 * never fill (nfqd.conf(5) NAMES: "past the 8192 bytes"). */
+	if (r == NAME_MORE && (cut || rc > 0 || f->g->st.contig == f->g->st.cap)) {
+		r = NAME_BAD;
+		if (!f->g->st.contig)	/* not even the protocol is known */
+			proto = NP_NONE;
+	}
 	from_result(o, r, proto, &name);
 	if (r != NAME_MORE)
 		finish(t, f, o, f->g->st.buf, f->g->st.contig);
@@ -647,12 +664,58 @@ static uint32_t tcp_seq(const struct pkt *p)
 	       (uint32_t)th[6] << 8 | th[7];
 }
 
+/* Sum of N bytes at D as 16-bit big-endian words, into SUM. */
+static uint32_t sum16(uint32_t sum, const uint8_t *d, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		sum += (uint32_t)d[i] << 8 | d[i + 1];
+	if (i < n)
+		sum += (uint32_t)d[i] << 8;
+	return sum;
+}
+
+/* Is TCP segment P's checksum right? False when it is wrong, or cannot be
+ * checked (the segment is not all in the copy). Only for segments whose
+ * bytes would be gathered, and the kernel had not verified (pkt.h
+ * PKT_CSUM_UNVERIFIED): few, so a plain loop. */
+static bool tcp_csum_ok(const struct pkt *p)
+{
+	const uint8_t *th = p->payload + (p->payload_len - p->th_copied);
+	uint32_t alen = p->l3_family == AF_INET6 ? 16 : 4;
+	uint32_t sum;
+
+	if (p->th_copied != p->th_len || p->th_len > 0xffff)
+		return false;
+	sum = sum16(0, p->saddr, alen);
+	sum = sum16(sum, p->daddr, alen);
+	sum += IPPROTO_TCP + p->th_len;
+	sum = sum16(sum, th, p->th_len);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
+/* Bytes D (N) at OFF of settled flow F, whose stream is kept (syn_data):
+ * the same bytes again, or other bytes where the name was read (the
+ * server did not take the SYN's data, or took other bytes): then the
+ * flow's name is INCOMPLETE from now on. */
+static void compare_kept(struct flowtab *t, struct flow *f, uint32_t off,
+			 const uint8_t *d, uint32_t n, struct pkt_names *o)
+{
+	if (name_stream_put(&f->g->st, off, d, n) >= 0)
+		return;
+	set(o, PKT_INCOMPLETE, NP_NONE);
+	finish(t, f, o, NULL, 0);
+}
+
 static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		      const struct flow_ahead *ahead, struct pkt_names *o,
 		      struct flow **fp)
 {
 	const uint8_t *d;
-	uint32_t copied, len, seq;
+	uint32_t copied, len, seq, off;
 	bool syn = (p->tcp_flags & (TCPF_SYN | TCPF_ACK)) == TCPF_SYN;
 	bool from_client = true;
 	struct flow *f;
@@ -678,16 +741,36 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 	seq = tcp_seq(p);
 	if (syn) {
 		/* A retransmitted SYN leaves the flow as it is; another
-		 * sequence number is a new connection on the same ports. */
+		 * sequence number is a new connection on the same ports
+		 * unless the old one was dropped, or its name is still
+		 * coming and the server has not closed it (its FIN or RST
+		 * seen): the server may still hold the connection (it
+		 * answers such a SYN with an ACK of it, RFC 5961), and a
+		 * new start of a stream being gathered would be the
+		 * client's say (its bytes sent before, judged pending, and
+		 * the rest read from another start). Such a SYN is
+		 * INCOMPLETE, the flow kept. A settled name is no longer
+		 * the stream's to change: a new flow (a port reused). */
 		if (f && f->isn == seq + 1)
 			goto known;
+		if (f && (f->dropped ||
+			  (f->state != FL_DONE && !f->closed))) {
+			set(o, PKT_INCOMPLETE, NP_NONE);
+			t->c.incomplete++;
+			if (f->dropped)
+				*fp = f;	/* it stays dropped */
+			return;
+		}
 		if (f)
 			flow_clear(t, f);
 		f = insert(t, p, true, h, now, ahead ? ahead->fresh : 0);
 		f->isn = seq + 1;
 		*fp = f;
 		set(o, NAMES_PENDING, NP_NONE);
-		return;
+		if (len == 0)
+			return;
+		off = 0;	/* TCP Fast Open: the stream's first bytes */
+		goto data;
 	}
 	if (!f) {		/* never seen its SYN: state lost */
 		set(o, PKT_INCOMPLETE, NP_NONE);
@@ -697,25 +780,62 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 known:
 	touch(t, f, now);
 	*fp = f;
+	if (!from_client && (p->tcp_flags & (TCPF_FIN | TCPF_RST)))
+		f->closed = true;
+	/* Where the bytes go in the client's stream; a SYN's (TCP Fast
+	 * Open) are its first. */
+	off = seq + (syn ? 1u : 0u) - f->isn;
 	if (f->state == FL_DONE) {
 		names_copy(o, &f->names);
+		if (f->g && from_client && len)
+			compare_kept(t, f, off, d, copied, o);
 		/* DNS over TCP: a later query on the connection is not the
 		 * one judged; it cannot be read without following every
 		 * message, so it is INCOMPLETE (nfqd.conf(5) NAMES). */
 		if (o->proto == NP_DNS && from_client && len &&
-		    (uint32_t)(seq - f->isn) + len > f->judged)
+		    off + len > f->judged)
 			set(o, PKT_INCOMPLETE, NP_DNS);
 		return;
 	}
 	set(o, NAMES_PENDING, NP_NONE);
 	if (!from_client || len == 0)
 		return;
-	gather(t, f, (uint32_t)(seq - f->isn), d, copied, copied < len,
+data:
+	if (!syn && (p->tcp_flags & (TCPF_ACK | TCPF_RST | TCPF_SYN)) !=
+			    TCPF_ACK) {
+		/* Data without ACK, or with RST or SYN: the server's TCP
+		 * does not take it into the stream (RFC 9293 3.10.7.4: no
+		 * ACK, dropped; RFC 5961: an RST or SYN that is not exactly
+		 * at the next byte gets a challenge ACK, one that is resets
+		 * the connection), so a decoy name in it must not settle the
+		 * flow. Not gathered, and unseen for the rules. */
+		set(o, PKT_INCOMPLETE, NP_NONE);
+		t->c.incomplete++;
+		return;
+	}
+	if ((p->flags & PKT_CSUM_UNVERIFIED) && !tcp_csum_ok(p)) {
+		/* A bad checksum: the server's TCP drops the segment, so a
+		 * decoy name in it must not settle the flow either. */
+		set(o, PKT_INCOMPLETE, NP_NONE);
+		t->c.incomplete++;
+		return;
+	}
+	if (syn)
+		f->syn_data = true;
+	if (p->tcp_flags & TCPF_URG) {
+		/* Urgent data: the server's kernel takes the urgent byte
+		 * out of the stream (unless SO_OOBINLINE), so the stream
+		 * the server reads is not the bytes sent: unseen. */
+		set(o, PKT_INCOMPLETE, NP_NONE);
+		finish(t, f, o, NULL, 0);
+		return;
+	}
+	gather(t, f, off, d, copied, copied < len,
 	       ahead ? &ahead->names : NULL, o);
 	/* The segment that completes a DNS query and goes on (a second
 	 * query behind it) is not judged on the first alone. */
 	if (f->state == FL_DONE && o->proto == NP_DNS &&
-	    o->state == PKT_PRESENT && (uint32_t)(seq - f->isn) + len > f->judged)
+	    o->state == PKT_PRESENT && off + len > f->judged)
 		set(o, PKT_INCOMPLETE, NP_DNS);
 }
 
@@ -980,7 +1100,8 @@ void flow_ahead_bucket(const struct flowtab *t, const struct pkt *p,
  * Most segments of a flow, with less work than tcp_names(): segment P's
  * flow, if it is at the slot flow_ahead_line() noted (AHEAD), its name
  * settled and not DNS (a later query on it is judged by where it is in
- * the stream), not dropped, not idle too long, and P no SYN. Such a
+ * the stream), not dropped, its stream not kept (syn_data: later bytes
+ * are compared), not idle too long, and P no SYN. Such a
  * segment gets from tcp_names() just its flow's names; NULL: ask
  * tcp_names(). A hash in AHEAD means l4_payload() read P's header.
  */
@@ -996,6 +1117,7 @@ settled(struct flowtab *t, const struct pkt *p, uint64_t now,
 		return NULL;
 	f = &t->f[s];
 	if (f->state != FL_DONE || f->dropped || f->names.proto == NP_DNS ||
+	    f->g ||
 	    now - t->seen[s] > t->timeout_ns)
 		return NULL;
 	return f;

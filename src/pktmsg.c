@@ -48,7 +48,7 @@ static uint32_t ct_state_bits(uint32_t ctinfo)
  * is where the others go, never read. */
 enum attr_at {
 	AT_NONE, AT_HDR, AT_MARK, AT_INDEV, AT_OUTDEV, AT_UID, AT_GID,
-	AT_CT_INFO, AT_PAYLOAD, AT_CAP_LEN, AT_N
+	AT_CT_INFO, AT_PAYLOAD, AT_CAP_LEN, AT_SKB_INFO, AT_N
 };
 
 /* The attributes nfqd reads; NULL when the message has none. */
@@ -80,6 +80,11 @@ static void parse_meta(const struct msg_attrs *attr, uint32_t cfg_flags,
 		p->gid = attr_u32(attr->at[AT_GID]);
 		p->flags |= PKT_HAS_GID;
 	}
+	if (attr->at[AT_SKB_INFO] &&
+	    (attr_u32(attr->at[AT_SKB_INFO]) &
+	     (NFQA_SKB_CSUM_NOTVERIFIED | NFQA_SKB_CSUMNOTREADY)) ==
+		    NFQA_SKB_CSUM_NOTVERIFIED)
+		p->flags |= PKT_CSUM_UNVERIFIED;
 	if (attr->at[AT_CT_INFO]) {
 		p->ct_state = ct_state_bits(attr_u32(attr->at[AT_CT_INFO]));
 		p->flags |= PKT_HAS_CT;
@@ -117,7 +122,7 @@ static const struct attr_rule {
 	[NFQA_PAYLOAD] = { AT_PAYLOAD, 0 },
 	[NFQA_CT_INFO] = { AT_CT_INFO, 4 },
 	[NFQA_CAP_LEN] = { AT_CAP_LEN, 4 },
-	[NFQA_SKB_INFO] = { AT_NONE, 4 },
+	[NFQA_SKB_INFO] = { AT_SKB_INFO, 4 },
 	[NFQA_UID] = { AT_UID, 4 },
 	[NFQA_GID] = { AT_GID, 4 },
 	[NFQA_SECCTX] = { AT_NONE, 4 },

@@ -140,6 +140,25 @@ static void flows_delta(struct queue *q)
 	s->flows_pending = c->pending;
 }
 
+/* Names matched again after packets went by unfollowed (WHY): the table
+ * is made anew on the next packet; the flows it held lose their state
+ * (INCOMPLETE). */
+static void flows_drop(struct queue *q, const char *why)
+{
+	struct queue_counters *s = &q->flows_seen;
+
+	if (!q->flows)
+		return;
+	flows_delta(q);
+	q->delta.flows -= s->flows;
+	q->delta.flows_pending -= s->flows_pending;
+	memset(s, 0, sizeof(*s));
+	flowtab_free(q->flows);
+	q->flows = NULL;
+	q->flows_unfollowed = false;
+	log_info("queue %u: flow table for names made anew (%s)", q->num, why);
+}
+
 /* A reload's flow-table-size NP->flow_size: the flows move to a table
  * of that size (the least recently seen of a full bucket evicted). No
  * memory for it: the old table stays, and says so. */
@@ -449,6 +468,14 @@ static void rx_start(struct queue *q, const struct policy *pol)
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	q->rx_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	q->rx_names = policy_has_names(pol);
+	/* Under a policy without name matches the flows are not followed:
+	 * a flow the table holds may have sent its first bytes meanwhile,
+	 * unseen, and would wait for them for ever. When names come back,
+	 * the flows held count as lost (INCOMPLETE), never as pending. */
+	if (!q->rx_names)
+		q->flows_unfollowed = q->flows != NULL;
+	else if (q->flows_unfollowed)
+		flows_drop(q, "a policy with names after one without");
 	if (policy_serial(pol) != q->rx_serial) {
 		/* A reload: a flow dropped on a name the old policy listed
 		 * is judged by the new one (nfqd.conf(5) NAMES). */

@@ -27,8 +27,15 @@
 #     server's connection ID and a short-header packet (the flow's name:
 #     accepted); a datagram not QUIC while the ClientHello is still coming
 #     (incomplete, dropped);
+#   - segments the server does not read as the stream nfqd would gather:
+#     an urgent byte before the ClientHello, a decoy without ACK, with RST
+#     or with a bad checksum (incomplete, dropped; the real ClientHello
+#     judged), a
+#     SYN with another sequence number on a live flow (incomplete), bytes
+#     past the 8192 behind a hole (incomplete); a ClientHello in the SYN
+#     (TCP Fast Open): the SYN dropped on its name;
 #   - a flood of half-open handshakes, then a reload with another
-#     flow-table-size (below).
+#     flow-table-size, then reloads without names and back (below).
 . "$TOP_SRCDIR/tests/lib.sh"
 
 require_root
@@ -105,6 +112,20 @@ def conn(segs, acc, drop, inc=0, dport=443):
     want["incomplete"] += inc
 
 
+def conn2(segs, acc, drop, inc=0, dport=443):
+    """A SYN, then (flags, offset, bytes, TCP fields) segments."""
+    port[0] += 1
+    sp, isn = port[0], 1000
+    base = Ether(dst=mac) / IP(src="192.0.2.1", dst="192.0.2.2")
+    out.append(base / TCP(sport=sp, dport=dport, flags="S", seq=isn))
+    for flags, off, data, kw in segs:
+        t = TCP(sport=sp, dport=dport, flags=flags, seq=isn + 1 + off, **kw)
+        out.append(base / t / Raw(data) if data else base / t)
+    want["accepted"] += acc
+    want["dropped"] += drop
+    want["incomplete"] += inc
+
+
 blocked, allowed = hello("www.blocked.test"), hello("www.allowed.test")
 n = len(blocked)
 for k in range(1, n):
@@ -122,6 +143,33 @@ conn([(0, blocked[:k]), (0, other)], 2, 1, 1)
 # after the drop: the segment again, and more data
 conn([(0, blocked[:k]), (k, blocked[k:]), (k, blocked[k:]),
       (n, b"later data")], 2, 3)
+
+# an urgent byte before the ClientHello: the server's kernel takes it out
+# of the stream; "\0\x16\x03..." is no name to nfqd, but no ABSENT either
+conn2([("PAU", 0, b"\0" + blocked, {"ack": 1, "urgptr": 1})], 1, 1, 1)
+# decoys for an allowed name the server drops: no ACK, a bad checksum
+conn2([("P", 0, allowed, {}), ("PA", 0, blocked, {"ack": 1})], 1, 2, 1)
+conn2([("PA", 0, allowed, {"ack": 1, "chksum": 0xbad}),
+       ("PA", 0, blocked, {"ack": 1})], 1, 2, 1)
+# a decoy past a hole with RST (the server does not take its bytes):
+# incomplete, so the flow is dropped from then on (incomplete-verdict)
+conn2([("PA", 0, blocked[:10], {"ack": 1}),
+       ("RA", 20, allowed[20:], {"ack": 1}),
+       ("PA", 10, blocked[10:20], {"ack": 1}),
+       ("PA", 20, blocked[20:], {"ack": 1})], 2, 3, 1)
+# a SYN with another sequence number: no new start of the stream
+conn2([("S", 4000, b"", {}), ("PA", 0, blocked, {"ack": 1})], 1, 2, 1)
+# bytes past the 8192 behind a hole
+conn2([("PA", 9000, b"x", {"ack": 1})], 1, 1, 1)
+# TCP Fast Open: the ClientHello in the SYN, dropped on its name; its
+# next segment with it
+port[0] += 1
+tfo = Ether(dst=mac) / IP(src="192.0.2.1", dst="192.0.2.2")
+out.append(tfo / TCP(sport=port[0], dport=443, flags="S", seq=1000) /
+           Raw(blocked))
+out.append(tfo / TCP(sport=port[0], dport=443, flags="PA", ack=1,
+                     seq=1001 + n) / Raw(b"later"))
+want["dropped"] += 2
 
 # hand-made ClientHellos (records of one handshake message)
 def ch(exts):
@@ -395,4 +443,62 @@ while before "$end"; do
 done
 [ "$1" -le 4096 ] && [ "$1" -gt 0 ] || fail "after the reload: flows $*"
 log "ok: reload with flow-table-size 4096: $(grep -o 'flow table resized.*' "$TMP/nfqd.log"), flows $1"
+
+# A reload to a policy without name matches and back: a connection whose
+# SYN came before, and whose ClientHello (blocked) went by unfollowed in
+# between, is INCOMPLETE afterwards (its state lost), not pending for
+# ever on the hole where its first bytes were.
+cat >"$TMP/late.py" <<'EOF'
+import logging, ssl, sys
+logging.getLogger("scapy").setLevel(logging.ERROR)
+from scapy.all import Ether, IP, TCP, Raw, conf, sendp
+
+conf.verb = 0
+mac, phase = sys.argv[1], sys.argv[2]
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+i, o = ssl.MemoryBIO(), ssl.MemoryBIO()
+s = ctx.wrap_bio(i, o, server_hostname="www.blocked.test")
+try:
+    s.do_handshake()
+except ssl.SSLWantReadError:
+    pass
+ch = o.read()
+base = Ether(dst=mac) / IP(src="192.0.2.1", dst="192.0.2.2")
+t = TCP(sport=30001, dport=443, flags="PA", ack=1)
+if phase == "syn":
+    p = base / TCP(sport=30001, dport=443, flags="S", seq=7000)
+elif phase == "hello":
+    t.seq = 7001
+    p = base / t / Raw(ch)
+else:
+    t.seq = 7001 + len(ch)
+    p = base / t / Raw(b"later")
+sendp([p], iface="va")
+EOF
+late() {	# phase: send it, wait until nfqd has judged it
+	set -- "$1" $(counters)
+	in_a /usr/bin/python3 "$TMP/late.py" "$mac" "$1" || fail "late.py $1"
+	local p0=$2 end=$(deadline "$WAIT_SECONDS")
+	while before "$end"; do
+		set -- "$1" $(counters)
+		[ "$2" -gt "$p0" ] && break
+		sleep 0.1
+	done
+}
+cp "$conf" "$TMP/names.conf"
+late syn
+sed '/tls sni\|dns qname/d' "$TMP/names.conf" >"$conf"
+"$NFQD_CTL" -s "$SOCK" reload >/dev/null || fail "reload without names"
+late hello
+cp "$TMP/names.conf" "$conf"
+"$NFQD_CTL" -s "$SOCK" reload >/dev/null || fail "reload with names"
+set -- $(counters)
+a1=$2 d1=$3 i1=$4
+late later
+set -- $(counters)
+[ "$2" -eq "$a1" ] && [ "$3" -eq $((d1 + 1)) ] && [ "$4" -eq $((i1 + 1)) ] ||
+	fail "after names came back: the unfollowed flow's next segment accepted $(( $2 - a1 )), dropped $(( $3 - d1 )), incomplete $(( $4 - i1 )), want dropped as incomplete"
+log "ok: after a reload without names and back, an unfollowed flow's next segment is dropped as incomplete"
 stop_nfqd

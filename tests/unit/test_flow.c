@@ -94,6 +94,20 @@ static struct pkt tcp_to(uint16_t sport, uint16_t dport, uint8_t flags,
 	return parsed(40 + len);
 }
 
+/* A TCP segment back from the server, port 80, to the client's SPORT. */
+static struct pkt back(uint16_t sport, uint8_t flags, uint32_t seq,
+		       const char *data, size_t len)
+{
+	uint8_t a[4];
+
+	ip4(IPPROTO_TCP, 80, sport, 20, data, len);
+	memcpy(a, ip + 12, 4);
+	memcpy(ip + 12, ip + 16, 4);
+	memcpy(ip + 16, a, 4);
+	tcp_fields(seq, flags);
+	return parsed(40 + len);
+}
+
 /* ... to port 80. */
 static struct pkt tcp(uint16_t sport, uint8_t flags, uint32_t seq,
 		      const char *data, size_t len)
@@ -817,16 +831,25 @@ static void test_settled(void **state)
 	names_of(t, tcp(7000, TCPF_ACK | TCPF_FIN, 6 + h, "", 0), &fate);
 	assert_int_equal(fate, FLOW_PASS);
 
-	/* The same ports, a new connection: its own flow, no name yet. */
+	/* The same ports, a new connection (a port reused): a settled
+	 * flow's SYN with another sequence number starts its own flow, no
+	 * name yet. One whose name is still coming keeps it until the
+	 * server closes it (test_fake_syn); a dropped flow stays dropped. */
 	names_of(t, syn(7002), &fate);
 	names_of(t, tcp(7002, TCPF_ACK, 2, head, h), &fate);
 	assert_int_equal(out.state, PKT_PRESENT);
 	names_of(t, tcp(7002, TCPF_SYN, 5000, "", 0), &fate);
 	assert_int_equal(out.state, NAMES_PENDING);
 	assert_int_equal(fate, FLOW_JUDGE);
+	names_of(t, tcp(7002, TCPF_ACK, 5001, head, h), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
 	names_of(t, tcp(7000, TCPF_SYN, 5000, "", 0), &fate);
-	assert_int_equal(out.state, NAMES_PENDING);
-	assert_int_equal(fate, FLOW_JUDGE);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	assert_int_equal(fate, FLOW_DROP);
+	names_of(t, back(7000, TCPF_ACK | TCPF_RST, 1, "", 0), &fate);
+	assert_int_equal(fate, FLOW_PASS);
+	names_of(t, tcp(7000, TCPF_SYN, 5000, "", 0), &fate);
+	assert_int_equal(fate, FLOW_DROP);
 
 	/* DNS over TCP: the first query is judged, the next is not seen. */
 	names_of(t, tcp_to(7001, 53, TCPF_SYN, 1, "", 0), &fate);
@@ -1005,6 +1028,325 @@ static void test_burst_slot(void **state)
 	flowtab_free(t);
 }
 
+/* A client segment with the URG flag before the name is settled: the
+ * server's kernel takes the urgent byte out of the stream, so the bytes
+ * are not the stream the server reads: INCOMPLETE, for the whole flow
+ * (never ABSENT for "\0" + a request head, nor a name). */
+static void test_urgent(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head[] = "\0GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	const uint32_t h = sizeof(head) - 1;
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+
+	(void)state;
+	assert_non_null(t);
+	/* The urgent byte with the request head. */
+	names_of(t, syn(7100), &fate);
+	names_of(t, tcp(7100, TCPF_ACK | TCPF_URG, 2, head, h), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp(7100, TCPF_ACK, 2 + h, "x", 1), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	/* The urgent byte alone, then the head. */
+	names_of(t, syn(7101), &fate);
+	names_of(t, tcp(7101, TCPF_ACK | TCPF_URG, 2, head, 1), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp(7101, TCPF_ACK, 3, head + 1, h - 1), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	/* After the name is settled, urgent data changes nothing. */
+	names_of(t, syn(7102), &fate);
+	names_of(t, tcp(7102, TCPF_ACK, 2, head + 1, h - 1), &fate);
+	assert_string_equal(out.n.name, "a.test");
+	names_of(t, tcp(7102, TCPF_ACK | TCPF_URG, 1 + h, "x", 1), &fate);
+	assert_string_equal(out.n.name, "a.test");
+	flowtab_free(t);
+}
+
+/* TCP Fast Open: a SYN's payload is the stream's first bytes, judged
+ * on the SYN itself; the client's next bytes follow them. A retransmitted
+ * SYN, or a segment at the same offsets (a server that did not take the
+ * SYN's data gets them again), must carry the same bytes, or the name is
+ * INCOMPLETE from then on. */
+static void test_tfo(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head[] = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	static const char other[] = "GET / HTTP/1.1\r\nHost: b.test\r\n\r\n";
+	static const uint8_t q[] = { 0, 19, 0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0,
+				     0, 0, 1, 'a', 0, 0, 1, 0, 1 };
+	const uint32_t h = sizeof(head) - 1;
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+	uint8_t rec[600];
+	size_t n = client_hello(rec);
+
+	(void)state;
+	assert_non_null(t);
+	/* The whole head in the SYN. */
+	names_of(t, tcp(7200, TCPF_SYN, 1, head, h), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+	names_of(t, tcp(7200, TCPF_ACK, 2 + h, "body", 4), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+	/* The SYN again, and its bytes again after the handshake. */
+	names_of(t, tcp(7200, TCPF_SYN, 1, head, h), &fate);
+	assert_string_equal(out.n.name, "a.test");
+	names_of(t, tcp(7200, TCPF_ACK, 2, head, h), &fate);
+	assert_string_equal(out.n.name, "a.test");
+	/* Other bytes where the name was: INCOMPLETE, and so it stays. */
+	names_of(t, tcp(7200, TCPF_ACK, 2, other, h), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp(7200, TCPF_ACK, 2 + h, "body", 4), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+
+	/* A retransmitted SYN with other bytes. */
+	names_of(t, tcp(7201, TCPF_SYN, 1, head, h), &fate);
+	assert_string_equal(out.n.name, "a.test");
+	names_of(t, tcp(7201, TCPF_SYN, 1, other, h), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+
+	/* Part of the head in the SYN, the rest after. */
+	names_of(t, tcp(7202, TCPF_SYN, 1, head, 10), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	names_of(t, tcp(7202, TCPF_ACK, 12, head + 10, h - 10), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+
+	/* A ClientHello in the SYN; a DNS query in the SYN. */
+	names_of(t, tcp_to(7203, 443, TCPF_SYN, 1, rec, n), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_int_equal(out.proto, NP_TLS);
+	assert_string_equal(out.n.name, "example.com");
+	names_of(t, tcp_to(7204, 53, TCPF_SYN, 1, q, sizeof(q)), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_int_equal(out.proto, NP_DNS);
+	names_of(t, tcp_to(7204, 53, TCPF_ACK, 2 + sizeof(q), q, sizeof(q)),
+		 &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	/* No buffer is left behind but the kept streams' (ASan: none
+	 * leaks). */
+	assert_int_equal(flowtab_counters(t)->pending, 3);
+	flowtab_free(t);
+}
+
+/* A SYN with another sequence number on a live flow whose name is still
+ * coming (the server still holds the connection: it answers with an ACK
+ * of the old one) is INCOMPLETE and changes nothing: the flow keeps its
+ * start, whether it gathered nothing yet or some bytes. On a settled
+ * flow it starts a new one, unless the flow was dropped. */
+static void test_fake_syn(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head[] = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	const uint32_t h = sizeof(head) - 1;
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+
+	(void)state;
+	assert_non_null(t);
+	/* Before the first bytes. */
+	names_of(t, syn(7300), &fate);
+	names_of(t, tcp(7300, TCPF_SYN, 901, "", 0), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp(7300, TCPF_ACK, 2, head, h), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+	/* Between the bytes. */
+	names_of(t, syn(7301), &fate);
+	names_of(t, tcp(7301, TCPF_ACK, 2, head, 10), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	names_of(t, tcp(7301, TCPF_SYN, 2, "", 0), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp(7301, TCPF_ACK, 12, head + 10, h - 10), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+	/* After the name: a new connection on these ports (the old one's
+	 * name is no longer the stream's to change)... */
+	names_of(t, tcp(7301, TCPF_SYN, 77, "", 0), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	names_of(t, tcp(7301, TCPF_ACK, 78, head, h), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+	/* ... but a drop stays. */
+	flow_note_drop(names_of(t, tcp(7301, TCPF_ACK, 78, head, h), &fate));
+	names_of(t, tcp(7301, TCPF_SYN, 300, "", 0), &fate);
+	assert_int_equal(fate, FLOW_DROP);
+	names_of(t, tcp(7301, TCPF_ACK, 301, head, h), &fate);
+	assert_int_equal(fate, FLOW_DROP);
+	/* A client's FIN or RST is no close of the server's. */
+	names_of(t, syn(7302), &fate);
+	names_of(t, tcp(7302, TCPF_ACK, 2, head, 10), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	names_of(t, tcp(7302, TCPF_ACK | TCPF_RST, 12, "", 0), &fate);
+	names_of(t, tcp(7302, TCPF_ACK | TCPF_FIN, 12, "", 0), &fate);
+	names_of(t, tcp(7302, TCPF_SYN, 901, "", 0), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp(7302, TCPF_ACK, 12, head + 10, h - 10), &fate);
+	assert_string_equal(out.n.name, "a.test");
+	flowtab_free(t);
+}
+
+/* Bytes that land past the 8192 gathered while there is a hole before
+ * them (the name not whole): INCOMPLETE, not pending for ever. */
+static void test_past_hole(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head[] = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	static char big[400];
+	const uint32_t h = sizeof(head) - 1;
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+
+	(void)state;
+	assert_non_null(t);
+	memset(big, 'x', sizeof(big));
+	/* Wholly past the buffer, nothing before. */
+	names_of(t, syn(7400), &fate);
+	names_of(t, tcp(7400, TCPF_ACK, 2 + FLOW_GATHER, "x", 1), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	assert_int_equal(out.proto, NP_NONE);
+	names_of(t, tcp(7400, TCPF_ACK, 2, head, h), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp_to(7403, 443, TCPF_SYN, 1000, "", 0), &fate);
+	names_of(t, tcp_to(7403, 443, TCPF_ACK | TCPF_PSH, 10001, "x", 1),
+		 &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	assert_int_equal(out.proto, NP_NONE);	/* for every name match */
+	/* Across its end, a hole after the first bytes. */
+	names_of(t, syn(7401), &fate);
+	names_of(t, tcp(7401, TCPF_ACK, 2, head, 10), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	names_of(t, tcp(7401, TCPF_ACK, 2 + FLOW_GATHER - 100, big,
+			sizeof(big)), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	/* Up to its end but not past: still pending, then the name. */
+	names_of(t, syn(7402), &fate);
+	names_of(t, tcp(7402, TCPF_ACK, 2 + FLOW_GATHER - 100, big, 100),
+		 &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	names_of(t, tcp(7402, TCPF_ACK, 2, head, h), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+	assert_int_equal(flowtab_counters(t)->pending, 0);
+	flowtab_free(t);
+}
+
+/* A client data segment without ACK (no SYN) before the name is
+ * settled: the server's TCP drops it, so a decoy name in it is not taken:
+ * the segment is INCOMPLETE and not gathered; the real bytes at the same
+ * offsets then give the flow its name. */
+static void test_no_ack(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head[] = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	static const char decoy[] = "GET / HTTP/1.1\r\nHost: b.test\r\n\r\n";
+	const uint32_t h = sizeof(head) - 1;
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+
+	(void)state;
+	assert_non_null(t);
+	names_of(t, syn(7500), &fate);
+	names_of(t, tcp(7500, TCPF_PSH, 2, decoy, h), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp(7500, TCPF_ACK | TCPF_PSH, 2, head, h), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+	/* The decoy's first half, then the real head. */
+	names_of(t, syn(7501), &fate);
+	names_of(t, tcp(7501, TCPF_ACK, 2, head, 10), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	names_of(t, tcp(7501, 0, 12, decoy + 10, h - 10), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp(7501, TCPF_ACK, 12, head + 10, h - 10), &fate);
+	assert_string_equal(out.n.name, "a.test");
+	/* With RST or SYN (and ACK) the server does not take the bytes
+	 * either: a decoy past a hole is not gathered. */
+	for (uint16_t i = 0; i < 2; i++) {
+		uint8_t fl = TCPF_ACK | (i ? TCPF_SYN : TCPF_RST);
+
+		names_of(t, syn(7502 + i), &fate);
+		names_of(t, tcp(7502 + i, TCPF_ACK, 2, head, 10), &fate);
+		names_of(t, tcp(7502 + i, fl, 22, decoy + 20, h - 20), &fate);
+		assert_int_equal(out.state, PKT_INCOMPLETE);
+		names_of(t, tcp(7502 + i, TCPF_ACK, 12, head + 10, 10),
+			 &fate);
+		assert_int_equal(out.state, NAMES_PENDING);
+		names_of(t, tcp(7502 + i, TCPF_ACK, 22, head + 20, h - 20),
+			 &fate);
+		assert_string_equal(out.n.name, "a.test");
+	}
+	assert_int_equal(flowtab_counters(t)->pending, 0);
+	flowtab_free(t);
+}
+
+/* The TCP checksum of the IPv4 segment in ip[] (N bytes in all), set. */
+static void tcp_csum_set(size_t n)
+{
+	uint32_t sum = IPPROTO_TCP + (uint32_t)(n - 20);
+
+	ip[36] = ip[37] = 0;
+	for (size_t i = 12; i < 20; i += 2)
+		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+	for (size_t i = 20; i < n; i += 2)
+		sum += (uint32_t)ip[i] << 8 | (i + 1 < n ? ip[i + 1] : 0);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	ip[36] = (uint8_t)(sum >> 8);
+	ip[37] = (uint8_t)sum;
+}
+
+/* A segment as tcp() makes it, its checksum unverified by the kernel
+ * (PKT_CSUM_UNVERIFIED), right or (BAD) wrong. */
+static struct pkt tcp_unverified(uint16_t sport, uint8_t flags, uint32_t seq,
+				 const char *data, size_t len, bool bad)
+{
+	struct pkt p = tcp(sport, flags, seq, data, len);
+
+	tcp_csum_set(40 + len);
+	if (bad)
+		ip[37] ^= 1;
+	p.flags |= PKT_CSUM_UNVERIFIED;
+	return p;
+}
+
+/* A segment whose checksum the kernel did not verify is checked before
+ * its bytes are gathered: a bad one is INCOMPLETE and not gathered (the
+ * server's TCP drops it: a decoy name in it must not settle the flow); a
+ * good one counts as ever. */
+static void test_bad_csum(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head[] = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	static const char decoy[] = "GET / HTTP/1.1\r\nHost: b.test\r\n\r\n";
+	const uint32_t h = sizeof(head) - 1;
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+
+	(void)state;
+	assert_non_null(t);
+	names_of(t, syn(7600), &fate);
+	names_of(t, tcp_unverified(7600, TCPF_ACK, 2, decoy, h, true), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp_unverified(7600, TCPF_ACK, 2, head, h, false), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+	/* An odd length, in two pieces. */
+	names_of(t, syn(7601), &fate);
+	names_of(t, tcp_unverified(7601, TCPF_ACK, 2, head, 11, false), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	names_of(t, tcp_unverified(7601, TCPF_ACK, 13, decoy + 11, h - 11,
+				   true), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp_unverified(7601, TCPF_ACK, 13, head + 11, h - 11,
+				   false), &fate);
+	assert_string_equal(out.n.name, "a.test");
+	flowtab_free(t);
+}
+
 /* A SYN from SRC:40000 to DST:80 (IPv4 addresses, host order). */
 static struct pkt syn_between(uint32_t src, uint32_t dst)
 {
@@ -1136,6 +1478,18 @@ int main(void)
 		cmocka_unit_test_setup(test_settled, ahead),
 		cmocka_unit_test(test_forget_drops),
 		cmocka_unit_test(test_move),
+		cmocka_unit_test_setup(test_urgent, plain),
+		cmocka_unit_test_setup(test_urgent, ahead),
+		cmocka_unit_test_setup(test_tfo, plain),
+		cmocka_unit_test_setup(test_tfo, ahead),
+		cmocka_unit_test_setup(test_fake_syn, plain),
+		cmocka_unit_test_setup(test_fake_syn, ahead),
+		cmocka_unit_test_setup(test_past_hole, plain),
+		cmocka_unit_test_setup(test_past_hole, ahead),
+		cmocka_unit_test_setup(test_no_ack, plain),
+		cmocka_unit_test_setup(test_no_ack, ahead),
+		cmocka_unit_test_setup(test_bad_csum, plain),
+		cmocka_unit_test_setup(test_bad_csum, ahead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -114,6 +114,36 @@ static void test_cap_len_and_outdev(void **state)
 	assert_int_equal(p.hook, NF_INET_LOCAL_OUT);
 }
 
+/* NFQA_SKB_INFO: a checksum the kernel has not verified, and that is not
+ * left for the device (locally made), is PKT_CSUM_UNVERIFIED; else not. */
+static void test_skb_info(void **state)
+{
+	static const struct { uint32_t info; bool unverified; } cases[] = {
+		{ NFQA_SKB_CSUM_NOTVERIFIED, true },
+		{ NFQA_SKB_CSUM_NOTVERIFIED | NFQA_SKB_GSO, true },
+		{ NFQA_SKB_CSUMNOTREADY, false },
+		{ NFQA_SKB_CSUMNOTREADY | NFQA_SKB_CSUM_NOTVERIFIED, false },
+		{ NFQA_SKB_GSO, false },
+		{ 0, false },
+	};
+	struct pkt p;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct nlmsghdr *nlh = good_msg();
+
+		mnl_attr_put_u32(nlh, NFQA_SKB_INFO, htonl(cases[i].info));
+		assert_int_equal(pkt_parse_msg(nlh, nlh->nlmsg_len, 0, &p),
+				 PKT_OK);
+		assert_int_equal(!!(p.flags & PKT_CSUM_UNVERIFIED),
+				 cases[i].unverified);
+	}
+	/* None at all: verified, or nothing to say. */
+	assert_int_equal(pkt_parse_msg(good_msg(), good_msg()->nlmsg_len, 0,
+				       &p), PKT_OK);
+	assert_false(p.flags & PKT_CSUM_UNVERIFIED);
+}
+
 static void test_ct_info(void **state)
 {
 	static const struct { uint32_t info, bits; } cases[] = {
@@ -541,6 +571,7 @@ int main(void)
 		cmocka_unit_test(test_good_packet),
 		cmocka_unit_test(test_cap_len_and_outdev),
 		cmocka_unit_test(test_ct_info),
+		cmocka_unit_test(test_skb_info),
 		cmocka_unit_test(test_ct_missing),
 		cmocka_unit_test(test_cut_copy),
 		cmocka_unit_test(test_no_packet_header),
