@@ -664,34 +664,49 @@ static uint32_t tcp_seq(const struct pkt *p)
 	       (uint32_t)th[6] << 8 | th[7];
 }
 
-/* Sum of N bytes at D as 16-bit big-endian words, into SUM. */
-static uint32_t sum16(uint32_t sum, const uint8_t *d, uint32_t n)
+/* One's complement sum of N bytes at D, 4 at a time in the machine's
+ * order (RFC 1071: the words' byte order only swaps the bytes of the
+ * folded sum, and a right checksum folds to 0xffff either way). */
+static uint64_t sum_native(uint64_t sum, const uint8_t *d, uint32_t n)
 {
-	uint32_t i;
+	uint8_t last[2] = { 0, 0 };
+	uint32_t w;
+	uint16_t h;
 
-	for (i = 0; i + 1 < n; i += 2)
-		sum += (uint32_t)d[i] << 8 | d[i + 1];
-	if (i < n)
-		sum += (uint32_t)d[i] << 8;
+	for (; n >= 4; d += 4, n -= 4) {
+		memcpy(&w, d, sizeof(w));
+		sum += w;
+	}
+	if (n >= 2) {
+		memcpy(&h, d, sizeof(h));
+		sum += h;
+		d += 2;
+		n -= 2;
+	}
+	if (n) {
+		last[0] = d[0];
+		memcpy(&h, last, sizeof(h));
+		sum += h;
+	}
 	return sum;
 }
 
 /* Is TCP segment P's checksum right? False when it is wrong, or cannot be
  * checked (the segment is not all in the copy). Only for segments whose
  * bytes would be gathered, and the kernel had not verified (pkt.h
- * PKT_CSUM_UNVERIFIED): few, so a plain loop. */
+ * PKT_CSUM_UNVERIFIED). */
 static bool tcp_csum_ok(const struct pkt *p)
 {
 	const uint8_t *th = p->payload + (p->payload_len - p->th_copied);
 	uint32_t alen = p->l3_family == AF_INET6 ? 16 : 4;
-	uint32_t sum;
+	uint64_t sum;
 
 	if (p->th_copied != p->th_len || p->th_len > 0xffff)
 		return false;
-	sum = sum16(0, p->saddr, alen);
-	sum = sum16(sum, p->daddr, alen);
-	sum += IPPROTO_TCP + p->th_len;
-	sum = sum16(sum, th, p->th_len);
+	sum = sum_native(0, p->saddr, alen);
+	sum = sum_native(sum, p->daddr, alen);
+	sum += htons(IPPROTO_TCP) + htons((uint16_t)p->th_len);
+	sum = sum_native(sum, th, p->th_len);
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
 	return sum == 0xffff;
