@@ -91,6 +91,11 @@ void flowtab_set_dns_ports(struct flowtab *t, const uint16_t *dns_ports,
 	t->n_dns = n_dns;
 }
 
+void flowtab_set_timeout(struct flowtab *t, unsigned timeout_s)
+{
+	t->timeout_ns = (uint64_t)timeout_s * 1000000000ull;
+}
+
 void flowtab_set_seed(struct flowtab *t, uint64_t seed)
 {
 	t->seed = seed;
@@ -130,7 +135,7 @@ struct flowtab *flowtab_new(size_t size, unsigned timeout_s,
 	if (!t)
 		return NULL;
 	t->n_buckets = size / WAYS ? size / WAYS : 1;
-	t->timeout_ns = (uint64_t)timeout_s * 1000000000ull;
+	flowtab_set_timeout(t, timeout_s);
 	flowtab_set_dns_ports(t, dns_ports, n_dns);
 	if (getrandom(&t->seed, sizeof(t->seed), GRND_NONBLOCK) !=
 	    sizeof(t->seed))
@@ -162,12 +167,28 @@ static void touch(struct flowtab *t, const struct flow *f, uint64_t now)
 	t->seen[slot_of(t, f)] = now;
 }
 
+/* F's stream buffer freed, if it has one (gather_buf() made it). */
+static void free_stream(struct flowtab *t, struct flow *f)
+{
+	if (!f->g)
+		return;
+	free(f->g);
+	f->g = NULL;
+	t->c.pending--;
+}
+
+/* The counters of a name settled (or of a DNS query judged): STATE's. */
+static void count_name(struct flowtab *t, uint8_t state)
+{
+	if (state == PKT_PRESENT)
+		t->c.names++;
+	else if (state == PKT_INCOMPLETE)
+		t->c.incomplete++;
+}
+
 static void flow_clear(struct flowtab *t, struct flow *f)
 {
-	if (f->g) {
-		free(f->g);
-		t->c.pending--;
-	}
+	free_stream(t, f);
 	if (f->state != FL_FREE)
 		t->c.flows--;
 	if (f->quic) {
@@ -205,6 +226,14 @@ static void set(struct pkt_names *o, uint8_t state, uint8_t proto)
 	o->n.name[0] = '\0';
 	o->n.ech = false;
 	o->n.qtype = 0;
+}
+
+/* A packet's names that cannot be read (PROTO's, or every protocol's):
+ * INCOMPLETE, and counted. */
+static void unseen(struct flowtab *t, struct pkt_names *o, uint8_t proto)
+{
+	set(o, PKT_INCOMPLETE, proto);
+	t->c.incomplete++;
 }
 
 /* The transport payload in the copy: its start, bytes copied and bytes in
@@ -525,17 +554,11 @@ static void finish(struct flowtab *t, struct flow *f,
 {
 	if (n->proto == NP_DNS && n->state == PKT_PRESENT && len >= 2)
 		f->judged = 2u + (uint32_t)(d[0] << 8 | d[1]);
-	if (f->g && (!f->syn_data || n->state == PKT_INCOMPLETE)) {
-		free(f->g);
-		f->g = NULL;
-		t->c.pending--;
-	}
+	if (!f->syn_data || n->state == PKT_INCOMPLETE)
+		free_stream(t, f);
 	f->state = FL_DONE;
 	names_copy(&f->names, n);
-	if (n->state == PKT_PRESENT)
-		t->c.names++;
-	else if (n->state == PKT_INCOMPLETE)
-		t->c.incomplete++;
+	count_name(t, n->state);
 }
 
 /* A gathering buffer for F; false when too many flows gather at once. */
@@ -770,8 +793,7 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 			goto known;
 		if (f && (f->dropped ||
 			  (f->state != FL_DONE && !f->closed))) {
-			set(o, PKT_INCOMPLETE, NP_NONE);
-			t->c.incomplete++;
+			unseen(t, o, NP_NONE);
 			if (f->dropped)
 				*fp = f;	/* it stays dropped */
 			return;
@@ -788,8 +810,7 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		goto data;
 	}
 	if (!f) {		/* never seen its SYN: state lost */
-		set(o, PKT_INCOMPLETE, NP_NONE);
-		t->c.incomplete++;
+		unseen(t, o, NP_NONE);
 		return;
 	}
 known:
@@ -824,15 +845,13 @@ data:
 		 * at the next byte gets a challenge ACK, one that is resets
 		 * the connection), so a decoy name in it must not settle the
 		 * flow. Not gathered, and unseen for the rules. */
-		set(o, PKT_INCOMPLETE, NP_NONE);
-		t->c.incomplete++;
+		unseen(t, o, NP_NONE);
 		return;
 	}
 	if ((p->flags & PKT_CSUM_UNVERIFIED) && !tcp_csum_ok(p)) {
 		/* A bad checksum: the server's TCP drops the segment, so a
 		 * decoy name in it must not settle the flow either. */
-		set(o, PKT_INCOMPLETE, NP_NONE);
-		t->c.incomplete++;
+		unseen(t, o, NP_NONE);
 		return;
 	}
 	if (syn)
@@ -912,11 +931,7 @@ static enum quic_fate quic_other(const struct flowtab *t,
  * stays. */
 static void quic_restart(struct flowtab *t, struct flow *f, uint64_t dcid)
 {
-	if (f->g) {
-		free(f->g);
-		f->g = NULL;
-		t->c.pending--;
-	}
+	free_stream(t, f);
 	f->state = FL_GATHER;
 	f->dcid = dcid;
 	set(&f->names, PKT_ABSENT, NP_NONE);
@@ -941,10 +956,7 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 	else
 		flow_packet_names(t, p, o);
 	if (o->proto == NP_DNS) {	/* a query, judged on its own */
-		if (o->state == PKT_PRESENT)
-			t->c.names++;
-		else if (o->state == PKT_INCOMPLETE)
-			t->c.incomplete++;
+		count_name(t, o->state);
 		return;
 	}
 	if (!l4_payload(p, &d, &copied, &len) || dns_port(t, p->dport))
@@ -974,8 +986,7 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		if (lng && !same)
 			fate = quic_other(t, f, r, &q, n >= 0);
 		if (fate == QF_BAD) {
-			set(o, PKT_INCOMPLETE, NP_TLS);
-			t->c.incomplete++;
+			unseen(t, o, NP_TLS);
 			return;
 		}
 		if (fate == QF_NEW)
@@ -998,8 +1009,7 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 	if (r == NAME_NOT)
 		return;		/* not a QUIC Initial: no name */
 	if (r == NAME_BAD) {
-		set(o, PKT_INCOMPLETE, NP_TLS);
-		t->c.incomplete++;
+		unseen(t, o, NP_TLS);
 		return;
 	}
 	if (!f) {
@@ -1184,11 +1194,6 @@ void flow_note_drop(void *f)
 {
 	if (f)
 		((struct flow *)f)->dropped = true;
-}
-
-void flowtab_set_timeout(struct flowtab *t, unsigned timeout_s)
-{
-	t->timeout_ns = (uint64_t)timeout_s * 1000000000ull;
 }
 
 /* Move flow S of FROM into slot V of TO (free). */
