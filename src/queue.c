@@ -140,10 +140,10 @@ static void flows_delta(struct queue *q)
 	s->flows_pending = c->pending;
 }
 
-/* Names matched again after packets went by unfollowed (WHY): the table
- * is made anew on the next packet; the flows it held lose their state
+/* Names matched again after packets went by unfollowed: the table is
+ * made anew on the next packet; the flows it held lose their state
  * (INCOMPLETE). */
-static void flows_drop(struct queue *q, const char *why)
+static void flows_drop(struct queue *q)
 {
 	struct queue_counters *s = &q->flows_seen;
 
@@ -155,8 +155,8 @@ static void flows_drop(struct queue *q, const char *why)
 	memset(s, 0, sizeof(*s));
 	flowtab_free(q->flows);
 	q->flows = NULL;
-	q->flows_unfollowed = false;
-	log_info("queue %u: flow table for names made anew (%s)", q->num, why);
+	log_info("queue %u: flow table for names made anew (a policy with names after one without)",
+		 q->num);
 }
 
 /* A reload's flow-table-size NP->flow_size: the flows move to a table
@@ -463,26 +463,25 @@ static void *flow_of(struct queue *q, struct pkt *p,
  * packet). */
 static void rx_start(struct queue *q, const struct policy *pol)
 {
+	bool had_names = q->rx_names, first = q->rx_serial == 0;
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	q->rx_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	q->rx_names = policy_has_names(pol);
-	/* Under a policy without name matches the flows are not followed:
-	 * a flow the table holds may have sent its first bytes meanwhile,
-	 * unseen, and would wait for them for ever. When names come back,
-	 * the flows held count as lost (INCOMPLETE), never as pending. */
-	if (!q->rx_names)
-		q->flows_unfollowed = q->flows != NULL;
-	else if (q->flows_unfollowed)
-		flows_drop(q, "a policy with names after one without");
-	if (policy_serial(pol) != q->rx_serial) {
-		/* A reload: a flow dropped on a name the old policy listed
-		 * is judged by the new one (nfqd.conf(5) NAMES). */
-		if (q->flows)
-			flowtab_forget_drops(q->flows);
-		q->rx_serial = policy_serial(pol);
-	}
+	if (policy_serial(pol) == q->rx_serial)
+		return;
+	q->rx_serial = policy_serial(pol);
+	/* A reload. Under a policy without name matches the flows were not
+	 * followed: a flow the table holds may have sent its first bytes
+	 * meanwhile, unseen, and would wait for them for ever. When names
+	 * come back, the flows held count as lost (INCOMPLETE), never as
+	 * pending. Else a flow dropped on a name the old policy listed is
+	 * judged by the new one (nfqd.conf(5) NAMES). */
+	if (q->rx_names && !had_names && !first)
+		flows_drop(q);
+	else if (q->flows)
+		flowtab_forget_drops(q->flows);
 }
 
 /* The probes the look-ahead made (A, and AN its rx_name) of the name it

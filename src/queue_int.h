@@ -105,9 +105,6 @@ struct queue {
 	uint64_t rx_ns;		/* monotonic time of the datagrams judged now */
 	bool rx_names;		/* their policy matches names */
 	uint64_t rx_serial;	/* their policy's policy_serial() */
-	bool flows_unfollowed;	/* packets were judged under a policy
-				 * without names since the flow table was
-				 * made: its flows missed them */
 	struct verdict_batch vb;
 
 	/* acknowledgement awaited by the synchronous config path: a config
