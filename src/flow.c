@@ -236,6 +236,21 @@ static void unseen(struct flowtab *t, struct pkt_names *o, uint8_t proto)
 	t->c.incomplete++;
 }
 
+/*
+ * A packet F's server discards (a decoy: a bad checksum, data without
+ * ACK, another connection's QUIC datagram) or that is not F's to change
+ * (a SYN with another sequence number): INCOMPLETE itself, counted, and F
+ * not handed back unless already dropped, so that a drop of this packet
+ * does not drop the flow (flow_note_drop()): anybody who knows the ports
+ * can send one, and the server's connection goes on without it.
+ */
+static void decoy(struct flowtab *t, struct flow *f, struct pkt_names *o,
+		  uint8_t proto, struct flow **fp)
+{
+	unseen(t, o, proto);
+	*fp = f->dropped ? f : NULL;
+}
+
 /* The transport payload in the copy: its start, bytes copied and bytes in
  * the packet; false when the transport header is not all there, or the
  * packet is the first of IP fragments (its payload's rest is in the
@@ -793,9 +808,7 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 			goto known;
 		if (f && (f->dropped ||
 			  (f->state != FL_DONE && !f->closed))) {
-			unseen(t, o, NP_NONE);
-			if (f->dropped)
-				*fp = f;	/* it stays dropped */
+			decoy(t, f, o, NP_NONE, fp);
 			return;
 		}
 		if (f)
@@ -845,13 +858,13 @@ data:
 		 * at the next byte gets a challenge ACK, one that is resets
 		 * the connection), so a decoy name in it must not settle the
 		 * flow. Not gathered, and unseen for the rules. */
-		unseen(t, o, NP_NONE);
+		decoy(t, f, o, NP_NONE, fp);
 		return;
 	}
 	if ((p->flags & PKT_CSUM_UNVERIFIED) && !tcp_csum_ok(p)) {
 		/* A bad checksum: the server's TCP drops the segment, so a
 		 * decoy name in it must not settle the flow either. */
-		unseen(t, o, NP_NONE);
+		decoy(t, f, o, NP_NONE, fp);
 		return;
 	}
 	if (syn)
@@ -986,7 +999,7 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		if (lng && !same)
 			fate = quic_other(t, f, r, &q, n >= 0);
 		if (fate == QF_BAD) {
-			unseen(t, o, NP_TLS);
+			decoy(t, f, o, NP_TLS, fp);
 			return;
 		}
 		if (fate == QF_NEW)
@@ -1003,7 +1016,7 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		if (lng && n >= 0)
 			set(o, NAMES_PENDING, NP_TLS);
 		else
-			set(o, PKT_INCOMPLETE, NP_TLS);
+			decoy(t, f, o, NP_TLS, fp);
 		return;
 	}
 	if (r == NAME_NOT)

@@ -26,11 +26,13 @@
 #     an allowed one (dropped); the client's Initial after it took the
 #     server's connection ID and a short-header packet (the flow's name:
 #     accepted); a datagram not QUIC while the ClientHello is still coming
-#     (incomplete, dropped);
+#     (incomplete, dropped), and an Initial of another DCID whose tag
+#     fails: dropped themselves, the flow's next Initial judged on its
+#     name;
 #   - segments the server does not read as the stream nfqd would gather:
 #     an urgent byte before the ClientHello, a decoy without ACK, with RST
 #     or with a bad checksum (incomplete, dropped; the real ClientHello
-#     judged), a
+#     judged: an allowed one accepted, the decoy's drop not the flow's), a
 #     SYN with another sequence number on a live flow (incomplete), bytes
 #     past the 8192 behind a hole (incomplete); a ClientHello in the SYN
 #     (TCP Fast Open): the SYN dropped on its name;
@@ -152,11 +154,18 @@ conn2([("P", 0, allowed, {}), ("PA", 0, blocked, {"ack": 1})], 1, 2, 1)
 conn2([("PA", 0, allowed, {"ack": 1, "chksum": 0xbad}),
        ("PA", 0, blocked, {"ack": 1})], 1, 2, 1)
 # a decoy past a hole with RST (the server does not take its bytes):
-# incomplete, so the flow is dropped from then on (incomplete-verdict)
+# incomplete itself, the rest judged on the stream's name
 conn2([("PA", 0, blocked[:10], {"ack": 1}),
        ("RA", 20, allowed[20:], {"ack": 1}),
        ("PA", 10, blocked[10:20], {"ack": 1}),
-       ("PA", 20, blocked[20:], {"ack": 1})], 2, 3, 1)
+       ("PA", 20, blocked[20:], {"ack": 1})], 3, 2, 1)
+# a decoy anybody who knows the ports can send (no ACK, a bad checksum:
+# no sequence number to guess) does not end an allowed flow whose name
+# is still coming: the decoy incomplete and dropped, the ClientHello
+# after it accepted on its name
+conn2([("P", 0, b"junk", {}), ("PA", 0, allowed, {"ack": 1})], 2, 1, 1)
+conn2([("PA", 0, b"junk", {"ack": 1, "chksum": 0xbad}),
+       ("PA", 0, allowed, {"ack": 1})], 2, 1, 1)
 # a SYN with another sequence number: no new start of the stream
 conn2([("S", 4000, b"", {}), ("PA", 0, blocked, {"ack": 1})], 1, 2, 1)
 # bytes past the 8192 behind a hole
@@ -310,6 +319,12 @@ quic(41002, [initial(crypto(qok), da), initial(b"\x02\x00\x00\x00\x00", ds, da),
 # While the ClientHello is still coming, a datagram that is no QUIC
 # long-header packet is INCOMPLETE, not pending.
 quic(41003, [initial(crypto(qok[:100]), da), b"not quic at all"], 1, 1, 1)
+# Such a datagram, or an Initial of another DCID whose tag fails, is
+# anybody's who knows the ports (the server discards it): it does not end
+# the flow, whose next Initial completes the allowed name.
+quic(41004, [initial(crypto(qok[:100]), da), b"not quic at all",
+             qi[:6] + db + qi[14:],
+             initial(crypto(qok[100:], 100), da)], 2, 2, 2)
 
 sendp(out, iface="va")
 print(len(out), want["accepted"], want["dropped"], want["incomplete"])
