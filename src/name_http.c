@@ -131,20 +131,27 @@ static bool is_ws(uint8_t c)
 	       (c >= 0x1c && c <= 0x1f) || c == 0x85 || c == 0xa0;
 }
 
-/* Is [P, P + N) one of the methods of RFC 9110 9.3, or PATCH (RFC 5789)?
- * Case-sensitive, as every server reads them. */
-static bool is_method(const uint8_t *p, size_t n)
+/*
+ * Could a line of no version, whose first word is METHOD (MN bytes) and
+ * REST (N bytes) what follows it to the line's end, be an HTTP/0.9
+ * request? Only GET is (nginx, Apache and Python's http.server refuse
+ * any other), of a path, an absolute URI (nginx picks the server by it)
+ * or nothing; "GET key" (Redis), "OPTIONS rtsp://..." or "OPTIONS
+ * sip:..." are other protocols.
+ */
+static bool http09(const uint8_t *method, size_t mn, const uint8_t *rest,
+		   size_t n)
 {
-	static const char *const methods[] = {
-		"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS",
-		"TRACE", "PATCH",
-	};
-	size_t i;
+	size_t i = 0, t;
 
-	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
-		if (strlen(methods[i]) == n && !memcmp(p, methods[i], n))
-			return true;
-	return false;
+	if (mn != 3 || memcmp(method, "GET", 3))
+		return false;
+	while (i < n && is_ws(rest[i]))
+		i++;
+	for (t = i; t < n && !is_ws(rest[t]); t++)
+		;
+	return i == n || rest[i] == '/' ||
+	       memmem(rest + i, t - i, "://", 3) != NULL;
 }
 
 /* Does [P, P + N) hold "HTTP/", in any case? */
@@ -164,10 +171,12 @@ static bool has_http_version(const uint8_t *p, size_t n)
  * says); NOT: no server would read a request in it, however it goes on;
  * MORE: cannot tell yet. Past leading white space, the first word is
  * read: a byte in it that cannot be in a method (not a tchar) is NOT;
- * an RFC 9110 method is DONE; any other word (an extension method, a
- * lower-case one, "SSH-2.0-...", "EHLO") is HTTP only if its line holds
- * "HTTP/" (Go, Apache and an nginx proxy pass on any method), which
- * needs the line's end.
+ * then the line's end is needed. A line that holds "HTTP/" is a
+ * request whatever its first word (an extension method, a lower-case
+ * one, "SSH-2.0-...", "EHLO": Go, Apache and an nginx proxy pass on any
+ * method), and so is one that could be HTTP/0.9 (http09()); any other
+ * line is another protocol's, even if its first word is a method (Redis'
+ * "GET key", RTSP's and SIP's OPTIONS).
  */
 static enum name_result classify(const uint8_t *p, size_t n)
 {
@@ -181,13 +190,13 @@ static enum name_result classify(const uint8_t *p, size_t n)
 			return NAME_NOT;
 	if (i == n)
 		return NAME_MORE;	/* the first word may go on */
-	if (is_method(p + word, i - word))
-		return NAME_DONE;
 	eol = memchr(p + i, '\n', n - i);
 	if (!eol)
 		return NAME_MORE;
-	return has_http_version(p + word, (size_t)(eol - (p + word))) ?
-		       NAME_DONE : NAME_NOT;
+	if (has_http_version(p + word, (size_t)(eol - (p + word))) ||
+	    http09(p + word, i - word, p + i, (size_t)(eol - (p + i))))
+		return NAME_DONE;
+	return NAME_NOT;
 }
 
 enum name_result name_http_host(const uint8_t *p, size_t len,

@@ -804,6 +804,15 @@ static void test_http_not(void **state)
 		"  EHLO x\r\n",
 		"OPTIONSX / x\r\n",
 		"GETS\tfoo\r\n",
+		/* other protocols' lines that start with an HTTP method but
+		 * name no version: no server reads a request in them (HTTP/0.9
+		 * is GET alone, of a path or an absolute URI) */
+		"GET key\r\n",				/* Redis inline */
+		"DELETE key\r\n",
+		"OPTIONS rtsp://cam.test/s RTSP/1.0\r\nCSeq: 1\r\n\r\n",
+		"OPTIONS * RTSP/1.0\r\n",
+		"OPTIONS sip:bob@sip.test SIP/2.0\r\n",
+		"GET\tkey\r\n",
 	};
 	struct name_out o;
 	size_t i, j;
