@@ -111,19 +111,27 @@ static bool is_localhost(const char *t)
 	return false;
 }
 
+/*
+ * Junk at LINE:COL: TOK, and WHY. A hosts line's bad name (ENTRY) is
+ * ignored alone, its other names kept; anything else ignores its line.
+ * Junk is counted a line at a time, with a warning for the first junk of
+ * each of the first DOMAIN_WARNINGS lines; the rest are counted
+ * (dom_junk_more()).
+ */
 static void dom_junk(struct dom_read *r, unsigned line, unsigned col,
-		     const char *tok, const char *why)
+		     const char *tok, const char *why, bool entry)
 {
 	struct conf_loc at = { r->path, line, col };
 
-	if (r->n_junk++ < DOMAIN_WARNINGS) {
-		diag_add(r->d, DIAG_WARNING, &at, "\"%.80s\": %s; line ignored",
-			 tok, why);
-		return;
-	}
-	if (r->n_junk == DOMAIN_WARNINGS + 1)
-		r->more = at;
+	if (line == r->last_junk)
+		return;		/* the line's first junk was told */
 	r->last_junk = line;
+	if (r->n_junk++ == DOMAIN_WARNINGS)
+		r->more = at;
+	if (r->n_junk <= DOMAIN_WARNINGS)
+		diag_add(r->d, DIAG_WARNING, &at, "\"%.80s\": %s; %s",
+			 tok, why, entry ? "this name ignored, the line's "
+			 "good names kept" : "line ignored");
 }
 
 /* The junk lines not shown one by one: their count, from the first. */
@@ -134,15 +142,15 @@ static void dom_junk_more(const struct dom_read *r)
 	if (r->n_junk <= DOMAIN_WARNINGS)
 		return;
 	diag_add(r->d, DIAG_WARNING, &r->more, "set %s: %lu more line%s "
-		 "ignored, not names either (from this one to line %u; only "
-		 "the first %d are shown one by one): fix or remove them, or "
-		 "comment them out ('#')", r->s->name, n, n == 1 ? "" : "s",
+		 "with junk, ignored (from this one to line %u; only the "
+		 "first %d are shown one by one): fix or remove it, or "
+		 "comment it out ('#')", r->s->name, n, n == 1 ? "" : "s",
 		 r->last_junk, DOMAIN_WARNINGS);
 }
 
 /* One pattern TOK (at COL) of FLAGS_OR (0: as written) to the set. */
 static void dom_token(struct dom_read *r, char *tok, unsigned line,
-		      unsigned col, unsigned force)
+		      unsigned col, unsigned force, bool entry)
 {
 	char name[NAME_MAX_LEN + 1], text[DOM_PATTERN_MAX + 1];
 	struct conf_elem el = { .kind = ELEM_STR };
@@ -150,7 +158,7 @@ static void dom_token(struct dom_read *r, char *tok, unsigned line,
 	unsigned flags;
 
 	if (domset_pattern(tok, strlen(tok), name, &flags, &why)) {
-		dom_junk(r, line, col, tok, why);
+		dom_junk(r, line, col, tok, why, entry);
 		return;
 	}
 	domset_pattern_text(name, force ? force : flags, text);
@@ -192,11 +200,13 @@ static void dom_line(struct dom_read *r, char *t, unsigned line)
 	if (n > 1 && is_addr(tok[0])) {		/* hosts */
 		for (i = 1; i < n && !r->err; i++)
 			if (!is_localhost(tok[i]))
-				dom_token(r, tok[i], line, col[i], DOM_EXACT);
+				dom_token(r, tok[i], line, col[i], DOM_EXACT,
+					  true);
 		return;
 	}
 	if (n > 1) {
-		dom_junk(r, line, col[1], tok[1], "unexpected after the name");
+		dom_junk(r, line, col[1], tok[1], "unexpected after the name",
+			 false);
 		return;
 	}
 	len = strlen(tok[0]);
@@ -204,19 +214,20 @@ static void dom_line(struct dom_read *r, char *t, unsigned line)
 		if (len < 4 || tok[0][len - 1] != '^' ||
 		    strpbrk(tok[0] + 2, "/$^*|") != tok[0] + len - 1) {
 			dom_junk(r, line, col[0], tok[0], "not a plain adblock "
-				 "domain rule (||name^)");
+				 "domain rule (||name^)", false);
 			return;
 		}
 		tok[0][len - 1] = '\0';
 		dom_token(r, tok[0] + 2, line, col[0] + 2,
-			  DOM_EXACT | DOM_BELOW);
+			  DOM_EXACT | DOM_BELOW, false);
 		return;
 	}
 	if (is_addr(tok[0])) {
-		dom_junk(r, line, col[0], tok[0], "an address without a name");
+		dom_junk(r, line, col[0], tok[0], "an address without a name",
+			 false);
 		return;
 	}
-	dom_token(r, tok[0], line, col[0], 0);
+	dom_token(r, tok[0], line, col[0], 0, false);
 }
 
 static int read_domains(FILE *f, const char *path, const struct conf_set *s,

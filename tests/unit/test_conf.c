@@ -1271,10 +1271,37 @@ static void test_domain_file_junk(void **state)
 	last = strstr(w, "d.txt:12:1:");
 	assert_non_null(last);
 	assert_string_equal(last, "d.txt:12:1: warning: set d: 3 more lines "
-			    "ignored, not names either (from this one to "
-			    "line 14; only the first 10 are shown one by "
-			    "one): fix or remove them, or comment them out "
-			    "('#')\n");
+			    "with junk, ignored (from this one to line 14; "
+			    "only the first 10 are shown one by one): fix or "
+			    "remove it, or comment it out ('#')\n");
+	free(w);
+}
+
+/* A hosts line's names are entries of their own: a bad one is ignored,
+ * the others kept, and the line counted once among the junk lines, with
+ * one warning (its first bad name's). */
+static void test_domain_file_hosts_junk(void **state)
+{
+	char text[1024] = "", elems[4096], *w, *last;
+
+	for (int i = 0; i < 12; i++)
+		strcat(text, "0.0.0.0 a.test bad!1 bad!2\n");
+	w = dom_file(text, elems);
+	assert_non_null(strstr(w, "d.txt:1:16: warning: \"bad!1\": not a "));
+	assert_null(strstr(w, "d.txt:1:22:"));
+	assert_non_null(strstr(w, "; this name ignored, the line's good "
+			       "names kept\n"));
+	assert_null(strstr(w, "line ignored"));
+	assert_non_null(strstr(w, "d.txt:10:16:"));
+	last = strstr(w, "d.txt:11:16:");
+	assert_non_null(last);
+	assert_string_equal(last, "d.txt:11:16: warning: set d: 2 more lines "
+			    "with junk, ignored (from this one to line 12; "
+			    "only the first 10 are shown one by one): fix or "
+			    "remove it, or comment it out ('#')\n");
+	for (int i = 0; i < 12; i++)	/* each line's good name */
+		assert_memory_equal(elems + 7 * i, "a.test\n", 7);
+	assert_int_equal(strlen(elems), 7 * 12);
 	free(w);
 }
 
@@ -1357,6 +1384,7 @@ int main(void)
 		cmocka_unit_test(test_parse_elem),
 		cmocka_unit_test(test_domain_file_hosts),
 		cmocka_unit_test(test_domain_file_junk),
+		cmocka_unit_test(test_domain_file_hosts_junk),
 		cmocka_unit_test(test_domain_below_too_long),
 		cmocka_unit_test(test_names),
 	};
