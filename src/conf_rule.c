@@ -584,7 +584,9 @@ struct item *conf_pst_setadd(struct pstate *st, const char *verb,
 			     const struct atom *timeout_kw,
 			     const struct atom *dur)
 {
-	struct item *it = conf_item_new(st, IT_SETADD, &set->loc, "add @set");
+	struct item *it = conf_item_new(st, IT_SETADD, &set->loc,
+					strcmp(verb, "update") ? "add @set" :
+								 "update @set");
 	const struct field_def *d = key_def(kw, field->text);
 	char text[400], durs[32] = "";
 
@@ -667,30 +669,37 @@ static unsigned phase(const struct item *it)
 	return it->kind == IT_MATCH ? 0 : (unsigned)it->kind;
 }
 
-/* Matches, then counter, log, mark set, bypass, then one verdict. */
+#define ORDER_HINT "write matches, then counter, log, mark set, bypass " \
+	"(add/update @set anywhere among them), then the verdict"
+
+/* Matches, then counter, log, mark set, bypass, then one verdict; one
+ * add/update @set anywhere after the matches, before the verdict (nft
+ * takes set statements in any place; the set is filled when the rule
+ * matches, whatever their order). */
 static int check_order(struct pstate *st, const struct items *l,
 		       const struct conf_loc *end)
 {
-	const struct item *verdict = NULL, *bypass = NULL;
+	const struct item *verdict = NULL, *bypass = NULL, *add = NULL;
 	unsigned max = 0;
 	int bad = 0;
 
 	for (unsigned i = 0; i < l->n; i++) {
 		const struct item *it = &l->v[i];
 		unsigned p = phase(it);
+		bool dup = it->kind == IT_SETADD ? add != NULL : p == max && p;
 
 		bad |= it->bad;
 		/* The grammar puts the one verdict last; order the rest. */
-		if (p < max || (p == max && p > 0)) {
-			conf_error(st, &it->loc, p == max ?
-				   "duplicate \"%s\"" : "\"%s\" out of order; "
-				   "write matches, then add/update @set, "
-				   "counter, log, mark set, bypass, then the "
-				   "verdict",
+		if (dup || (it->kind != IT_SETADD && p < max) ||
+		    (p == 0 && add)) {
+			conf_error(st, &it->loc, dup ? "duplicate \"%s\"" :
+				   "\"%s\" out of order; " ORDER_HINT,
 				   it->name);
 			bad = 1;
 		}
-		if (p > max)
+		if (it->kind == IT_SETADD)
+			add = it;
+		else if (p > max)
 			max = p;
 		if (it->kind == IT_VERDICT)
 			verdict = it;

@@ -899,16 +899,20 @@ static const struct err_case err_cases[] = {
 	  "t.conf:1:14: \"bypass\" is only allowed before \"accept\"\n" },
 	{ "hook input { counter tcp dport 1 accept; }",
 	  "t.conf:1:22: \"tcp dport\" out of order; write matches, then "
-	  "add/update @set, counter, log, mark set, bypass, then the "
-	  "verdict\n" },
+	  "counter, log, mark set, bypass (add/update @set anywhere among "
+	  "them), then the verdict\n" },
 	{ "hook input { mark set 1 counter accept; }",
 	  "t.conf:1:25: \"counter\" out of order; write matches, then "
-	  "add/update @set, counter, log, mark set, bypass, then the "
-	  "verdict\n" },
-	{ "hook input { counter add @s { ip saddr } accept; }",
-	  "t.conf:1:26: \"add @set\" out of order; write matches, then "
-	  "add/update @set, counter, log, mark set, bypass, then the "
-	  "verdict\n" },
+	  "counter, log, mark set, bypass (add/update @set anywhere among "
+	  "them), then the verdict\n" },
+	{ "set s { type ipv4_addr; } hook input { add @s { ip saddr } "
+	  "tcp dport 1 accept; }",
+	  "t.conf:1:60: \"tcp dport\" out of order; write matches, then "
+	  "counter, log, mark set, bypass (add/update @set anywhere among "
+	  "them), then the verdict\n" },
+	{ "set s { type ipv4_addr; } hook input { add @s { ip saddr } "
+	  "update @s { ip saddr } accept; }",
+	  "t.conf:1:67: duplicate \"update @set\"\n" },
 	{ "set s { type ipv4_addr; } hook input { add @s { tcp flags } drop; }",
 	  "t.conf:1:53: \"tcp flags\" cannot fill a set; expected ip saddr, "
 	  "ip daddr, ip6 saddr, ip6 daddr, tcp sport, tcp dport, udp sport or "
@@ -1305,6 +1309,36 @@ static void test_domain_file_hosts_junk(void **state)
 	free(w);
 }
 
+/* add/update @set may stand anywhere among the statements (nft takes
+ * them in any place): the rule is the same. */
+static void test_setadd_anywhere(void **state)
+{
+	static const char *const rules[] = {
+		"tcp dport 23 add @s { ip saddr timeout 1h } counter log "
+		"mark set 1 drop;",
+		"tcp dport 23 counter add @s { ip saddr timeout 1h } log "
+		"mark set 1 drop;",
+		"tcp dport 23 counter log mark set 1 add @s { ip saddr "
+		"timeout 1h } drop;",
+	};
+	char text[512];
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		struct conf *c;
+
+		snprintf(text, sizeof(text), "set s { type ipv4_addr; flags "
+			 "timeout; } hook input { %s }\n", rules[i]);
+		c = load_ok(text);
+		assert_int_equal(c->hooks[HOOK_INPUT].n_rules, 1);
+		assert_string_equal(c->hooks[HOOK_INPUT].rules[0].add_set, "s");
+		assert_int_equal(c->hooks[HOOK_INPUT].rules[0].add_timeout_ms,
+				 3600000);
+		assert_true(c->hooks[HOOK_INPUT].rules[0].log);
+		conf_free(c);
+	}
+}
+
 /* A name of LEN characters: labels of 63 and a shorter last one. */
 static void long_name(char *out, unsigned len)
 {
@@ -1385,6 +1419,7 @@ int main(void)
 		cmocka_unit_test(test_domain_file_hosts),
 		cmocka_unit_test(test_domain_file_junk),
 		cmocka_unit_test(test_domain_file_hosts_junk),
+		cmocka_unit_test(test_setadd_anywhere),
 		cmocka_unit_test(test_domain_below_too_long),
 		cmocka_unit_test(test_names),
 	};
