@@ -43,8 +43,9 @@ int ctl_client_call(const char *path, const struct proto_request *req,
  * ctl_client_call() with nfqd-ctl's timeout, the answer parsed: 0 (the
  * daemon said OK), CTL_EXIT_DAEMON (it answered with an error: *J holds
  * the error document) or CTL_EXIT_UNREACH (no answer, or not JSON: the
- * reason is printed on stderr, *J is NULL). *STATUS is the PROTO_ST_*
- * of an answer. The caller frees *J.
+ * reason is printed on stderr; *J is {"error": reason} for a request
+ * with PROTO_REQ_JSON, else NULL). *STATUS is the PROTO_ST_* of an
+ * answer. The caller frees *J.
  */
 int ctl_client_ask(const char *path, const struct proto_request *req,
 		   json_t **j, uint16_t *status);

@@ -251,6 +251,18 @@ int ctl_client_call(const char *path, const struct proto_request *req,
 	return ret;
 }
 
+/* No answer to REQ, for the reason WHY: said on stderr, and for a JSON
+ * request as the document {"error": WHY} in *J, so that -j prints one
+ * JSON document whatever happened. */
+static int unreached(const struct proto_request *req, const char *why,
+		     json_t **j)
+{
+	fprintf(stderr, "nfqd-ctl: %s\n", why);
+	if (req->flags & PROTO_REQ_JSON)
+		*j = json_pack("{s:s}", "error", why);
+	return CTL_EXIT_UNREACH;
+}
+
 int ctl_client_ask(const char *path, const struct proto_request *req,
 		   json_t **j, uint16_t *status)
 {
@@ -260,17 +272,17 @@ int ctl_client_ask(const char *path, const struct proto_request *req,
 
 	*j = NULL;
 	if (ctl_client_call(path, req, CALL_TIMEOUT_MS, &reply, err,
-			    sizeof(err)) < 0) {
-		fprintf(stderr, "nfqd-ctl: %s\n", err);
-		return CTL_EXIT_UNREACH;
-	}
+			    sizeof(err)) < 0)
+		return unreached(req, err, j);
 	*status = reply.status;
 	*j = json_loadb(reply.payload, reply.len, 0, &jerr);
 	free(reply.payload);
 	if (!*j) {
-		fprintf(stderr, "nfqd-ctl: %s: malformed answer (%s)\n", path,
-			jerr.text);
-		return CTL_EXIT_UNREACH;
+		char msg[sizeof(err) + 200];
+
+		snprintf(msg, sizeof(msg), "%s: malformed answer (%s)", path,
+			 jerr.text);
+		return unreached(req, msg, j);
 	}
 	return reply.status == PROTO_ST_OK ? 0 : CTL_EXIT_DAEMON;
 }

@@ -146,6 +146,19 @@ grep -q "$TMP/nope.sock.*No such file or directory" "$TMP/unreach.txt" \
 	|| fail "unreachable message: $(cat "$TMP/unreach.txt")"
 grep -qF "is nfqd running? (systemctl status nfqd)" "$TMP/unreach.txt" \
 	|| fail "unreachable message says not what to do: $(cat "$TMP/unreach.txt")"
+# With -j, one JSON document on stdout all the same: {"error": reason}.
+in_b "$NFQD_CTL" -s "$TMP/nope.sock" -j status >"$TMP/unreach.json" 2>/dev/null
+rc=$?
+[ $rc -eq 3 ] || fail "unreachable daemon, -j: exit $rc, want 3"
+"$PY" -c 'import json, sys
+e = json.load(open(sys.argv[1]))["error"]
+assert sys.argv[2] in e and "is nfqd running?" in e, e' \
+	"$TMP/unreach.json" "$TMP/nope.sock" ||
+	fail "unreachable daemon, -j: stdout is not {\"error\": ...}: $(cat "$TMP/unreach.json")"
+in_b "$NFQD_CTL" -s "$TMP/nope.sock" -j set list x >"$TMP/unreach.json" 2>/dev/null
+[ $? -eq 3 ] || fail "unreachable daemon, -j set: not exit 3"
+"$PY" -c 'import json, sys; json.load(open(sys.argv[1]))["error"]' \
+	"$TMP/unreach.json" || fail "unreachable daemon, -j set: $(cat "$TMP/unreach.json")"
 # A socket nobody listens on.
 "$PY" -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$TMP/dead.sock"
 in_b "$NFQD_CTL" -s "$TMP/dead.sock" status 2>"$TMP/dead.txt"
