@@ -38,7 +38,7 @@ int ctl_render_sets(FILE *f, json_t *j)
 		return -EINVAL;
 	fprintf(f, "%-16s %-12s %9s %9s %9s %7s %9s %9s %9s %6s  %s\n", "set",
 		"type", "elements", "runtime", "size", "memory", "adds",
-		"deletes", "expiries", "full", "file");
+		"deletes", "expiries", "full", "source");
 	json_array_foreach(sets, i, s) {
 		const char *file = json_string_value(json_object_get(s,
 								    "file"));
@@ -52,7 +52,7 @@ int ctl_render_sets(FILE *f, json_t *j)
 			num(s, "elements"), num(s, "runtime_elements"),
 			num(s, "size"), mem, num(s, "adds"), num(s, "deletes"),
 			num(s, "expiries"), num(s, "table_full"),
-			file ? file : "-");
+			file ? file : "config");
 	}
 	return 0;
 }

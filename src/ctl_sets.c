@@ -49,7 +49,7 @@ static json_t *set_json(struct policy *p, unsigned i)
 		dynset_get_stats(v.dyn, &st);
 	n_static = policy_set_static(p, i);
 	o = json_pack("{s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-		      "s:I, s:I, s:I, s:o}",
+		      "s:I, s:I, s:I, s:o, s:s}",
 		      "name", v.name,
 		      "type", conf_set_type_name(v.type),
 		      "timeout_flag", v.timeout,
@@ -64,7 +64,8 @@ static json_t *set_json(struct policy *p, unsigned i)
 		      "deletes", (json_int_t)st.deletes,
 		      "expiries", (json_int_t)st.expiries,
 		      "table_full", (json_int_t)st.full,
-		      "file", v.file ? json_string(v.file) : json_null());
+		      "file", v.file ? json_string(v.file) : json_null(),
+		      "source", v.file ? v.file : "config");
 	return o;
 }
 

@@ -69,13 +69,14 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 fmt = "%-16s %-12s %9s %9s %9s %7s %9s %9s %9s %6s  %s"
 print(fmt % ("set", "type", "elements", "runtime", "size", "memory", "adds",
-             "deletes", "expiries", "full", "file"))
+             "deletes", "expiries", "full", "source"))
 for x in d["sets"]:
     m = x["memory"]
     m = "%dM" % (m >> 20) if m >= 10 << 20 else \
         "%dK" % (m >> 10) if m >= 10 << 10 else "%d" % m
     print(fmt % (x["name"], x["type"], x["elements"], 0, x["size"], m, 0, 0,
-                 0, 0, x["file"] or "-"))
+                 0, 0, x["file"] or "config"))
+    assert x["source"] == (x["file"] or "config"), x
 ' "$TMP/sets.json" >"$TMP/want.txt"
 diff -u "$TMP/want.txt" "$TMP/sets.txt" || fail "sets text"
 grep -q '^big  *ipv4_addr  *200000  *0  *65536  *6250K .* big.txt$' \

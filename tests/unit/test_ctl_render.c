@@ -202,8 +202,8 @@ static void test_status(void **state)
 	free(out);
 }
 
-/* The "sets" table: memory in bytes, K from 10K, M from 10M; "-" for
- * no file; the runtime columns; no set, the header alone. */
+/* The "sets" table: memory in bytes, K from 10K, M from 10M; "config"
+ * for no file; the runtime columns; no set, the header alone. */
 static void test_sets(void **state)
 {
 	int ret;
@@ -222,13 +222,13 @@ static void test_sets(void **state)
 			   "\"file\":\"/etc/nfqd/huge\"}]}", &ret);
 	const char *head = "set              type          elements   runtime "
 			   "     size  memory      adds   deletes  expiries   "
-			   "full  file\n";
+			   "full  source\n";
 	char want[1024];
 
 	assert_int_equal(ret, 0);
 	snprintf(want, sizeof(want), "%s%s%s%s", head,
 		 "few              inet_service         3         0     65536"
-		 "      96         0         0         0      0  -\n",
+		 "      96         0         0         0      0  config\n",
 		 "big              ipv4_addr       200010        10     65536"
 		 "   6250K        12         1         1      2  big.txt\n",
 		 "huge             ipv6_addr      1000000         0         0"
