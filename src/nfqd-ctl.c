@@ -96,7 +96,7 @@ static const struct command {
 	{ "counters", "reset", 0, render_quiet, "counters reset",
 	  "zero nfqd's own counters (not the kernel's)" },
 	{ "sets", NULL, OPT_OUTPUT, ctl_render_sets, "sets",
-	  "every named set: type, elements, memory, counters, file" },
+	  "every named set: type, elements, memory, counters, source" },
 	{ "set", "*", 0, NULL,
 	  "set add NAME ELEMENT... [timeout DURATION]\n"
 	  "set delete NAME ELEMENT...\n"
