@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include "conf_parse.h"
@@ -137,10 +138,15 @@ uint64_t conf_parse_number(const char *s, bool *sized)
 	return v > UINT64_MAX / mul ? UINT64_MAX : v * mul;
 }
 
+/* NAME's number in T; DNS types in any case, as DNS tools write them
+ * ("A", "AAAA"), every other name as nft spells it. */
 static int lookup(const struct name_num *t, const char *name, unsigned *num)
 {
+	int (*cmp)(const char *, const char *) =
+		t == qtype_names ? strcasecmp : strcmp;
+
 	for (; t->name; t++) {
-		if (strcmp(t->name, name) == 0) {
+		if (cmp(t->name, name) == 0) {
 			*num = t->num;
 			return 0;
 		}

@@ -1339,6 +1339,22 @@ static void test_setadd_anywhere(void **state)
 	}
 }
 
+/* DNS types in any case, as DNS tools write them ("A", "AAAA"). */
+static void test_qtype_case(void **state)
+{
+	struct conf *c = load_ok("hook input { dns qtype { A, aaaa, Https, "
+				 "TXT } drop; }\n");
+	const struct conf_match *m = &c->hooks[HOOK_INPUT].rules[0].matches[0];
+
+	(void)state;
+	assert_int_equal(m->n_elems, 4);
+	assert_int_equal(m->elems[0].lo, 1);
+	assert_int_equal(m->elems[1].lo, 28);
+	assert_int_equal(m->elems[2].lo, 65);
+	assert_int_equal(m->elems[3].lo, 16);
+	conf_free(c);
+}
+
 /* A name of LEN characters: labels of 63 and a shorter last one. */
 static void long_name(char *out, unsigned len)
 {
@@ -1420,6 +1436,7 @@ int main(void)
 		cmocka_unit_test(test_domain_file_junk),
 		cmocka_unit_test(test_domain_file_hosts_junk),
 		cmocka_unit_test(test_setadd_anywhere),
+		cmocka_unit_test(test_qtype_case),
 		cmocka_unit_test(test_domain_below_too_long),
 		cmocka_unit_test(test_names),
 	};
