@@ -46,13 +46,25 @@ struct flow {
 	/* TCP: the server sent a FIN or RST: a SYN with another sequence
 	 * number may start a new connection on these ports. */
 	bool closed : 1;
-	bool quic;
+	bool quic : 1;
+	/* TCP: the SYN's marks (struct seg_marks), that the client's own
+	 * segments share and the fakes a server drops do not: its TTL
+	 * (hop limit), a timestamp (TSval in syn_tsval), a TCP MD5 or AO
+	 * signature. */
+	bool syn_ts : 1;
+	bool syn_sig : 1;
+	uint8_t syn_ttl;
 	union {
 		struct {
 			uint32_t isn;	 /* TCP: the client's first data
 					  * byte's seq */
-			uint32_t judged; /* TCP: client bytes the name
-					  * stands for */
+			union {
+				uint32_t judged;    /* FL_DONE: client
+						     * bytes the name
+						     * stands for */
+				uint32_t syn_tsval; /* before: the SYN's
+						     * timestamp */
+			};
 		};
 		uint64_t dcid;	/* QUIC: dcid_hash() of the Destination
 				 * Connection ID of the Initials its name
@@ -567,8 +579,9 @@ static struct flow *insert(struct flowtab *t, const struct pkt *p,
 static void finish(struct flowtab *t, struct flow *f,
 		   const struct pkt_names *n, const uint8_t *d, size_t len)
 {
-	if (n->proto == NP_DNS && n->state == PKT_PRESENT && len >= 2)
-		f->judged = 2u + (uint32_t)(d[0] << 8 | d[1]);
+	if (!f->quic)		/* TCP: judged was the SYN's timestamp */
+		f->judged = n->proto == NP_DNS && n->state == PKT_PRESENT &&
+			    len >= 2 ? 2u + (uint32_t)(d[0] << 8 | d[1]) : 0;
 	if (!f->syn_data || n->state == PKT_INCOMPLETE)
 		free_stream(t, f);
 	f->state = FL_DONE;
@@ -750,6 +763,77 @@ static bool tcp_csum_ok(const struct pkt *p)
 	return sum == 0xffff;
 }
 
+/* What a TCP segment says of its sender (the SYN's, kept in the flow). */
+struct seg_marks {
+	uint8_t ttl;		/* IPv4 TTL, IPv6 hop limit */
+	bool ts;		/* a timestamp option, of TSVAL */
+	bool sig;		/* a TCP MD5 (RFC 2385) or AO (RFC 5925) option */
+	uint32_t tsval;
+};
+
+/* The marks of TCP segment P (l4_payload() said it has one): the TTL,
+ * and the options in the copy, read as far as they are well formed. */
+static void seg_marks(const struct pkt *p, struct seg_marks *m)
+{
+	const uint8_t *th = p->payload + (p->payload_len - p->th_copied);
+	uint32_t end = (uint32_t)(th[12] >> 4) * 4u, i = 20, len;
+
+	m->ttl = p->payload[p->l3_family == AF_INET6 ? 7 : 8];
+	m->ts = m->sig = false;
+	m->tsval = 0;
+	if (end > p->th_copied)
+		end = p->th_copied;
+	while (i < end && th[i] != 0) {		/* 0: end of options */
+		if (th[i] == 1) {			/* NOP */
+			i++;
+			continue;
+		}
+		if (i + 1 >= end || (len = th[i + 1]) < 2 || i + len > end)
+			break;
+		if (th[i] == 8 && len == 10) {
+			m->ts = true;
+			m->tsval = (uint32_t)th[i + 2] << 24 |
+				   (uint32_t)th[i + 3] << 16 |
+				   (uint32_t)th[i + 4] << 8 | th[i + 5];
+		} else if (th[i] == 19 || th[i] == 29) {
+			m->sig = true;
+		}
+		i += len;
+	}
+}
+
+/*
+ * Is client data segment P at OFF of pending flow F a fake, one the
+ * server drops while a box on the way (nfqd) sees it, as DPI evasion
+ * tools send a decoy ClientHello before the real one? A TTL lower than
+ * the SYN's (it dies on the way: the client's own segments come the
+ * SYN's way), a signature the SYN had not (a server without the key
+ * drops it), a timestamp older than the SYN's (PAWS), bytes before the
+ * stream's start (an old sequence number).
+ */
+static bool tcp_fake(const struct flow *f, const struct pkt *p, uint32_t off)
+{
+	struct seg_marks m;
+
+	if ((int32_t)off < 0)
+		return true;
+	seg_marks(p, &m);
+	return m.ttl < f->syn_ttl || (m.sig && !f->syn_sig) ||
+	       (f->syn_ts && m.ts && (int32_t)(m.tsval - f->syn_tsval) < 0);
+}
+
+/* Keep SYN P's marks in its new flow F. */
+static void syn_marks(struct flow *f, const struct pkt *p)
+{
+	struct seg_marks m;
+
+	seg_marks(p, &m);
+	f->syn_ttl = m.ttl;
+	f->syn_sig = m.sig;
+	f->syn_ts = m.ts;
+	f->syn_tsval = m.tsval;
+}
+
 /* Bytes D (N) at OFF of settled flow F, whose stream is kept (syn_data):
  * the same bytes again, or other bytes where the name was read (the
  * server did not take the SYN's data, or took other bytes): then the
@@ -815,6 +899,7 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 			flow_clear(t, f);
 		f = insert(t, p, true, h, now, ahead ? ahead->fresh : 0);
 		f->isn = seq + 1;
+		syn_marks(f, p);
 		*fp = f;
 		set(o, NAMES_PENDING, NP_NONE);
 		if (len == 0)
@@ -864,6 +949,10 @@ data:
 	if ((p->flags & PKT_CSUM_UNVERIFIED) && !tcp_csum_ok(p)) {
 		/* A bad checksum: the server's TCP drops the segment, so a
 		 * decoy name in it must not settle the flow either. */
+		decoy(t, f, o, NP_NONE, fp);
+		return;
+	}
+	if (!syn && tcp_fake(f, p, off)) {
 		decoy(t, f, o, NP_NONE, fp);
 		return;
 	}

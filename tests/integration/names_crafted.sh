@@ -32,7 +32,10 @@
 #   - segments the server does not read as the stream nfqd would gather:
 #     an urgent byte before the ClientHello, a decoy without ACK, with RST
 #     or with a bad checksum (incomplete, dropped; the real ClientHello
-#     judged: an allowed one accepted, the decoy's drop not the flow's), a
+#     judged: an allowed one accepted, the decoy's drop not the flow's),
+#     the fakes of DPI evasion tools (a lower TTL than the SYN's, an MD5
+#     or AO option, an older timestamp, a sequence number before the
+#     stream: incomplete, dropped, not gathered), a
 #     SYN with another sequence number on a live flow (incomplete), bytes
 #     past the 8192 behind a hole (incomplete); a ClientHello in the SYN
 #     (TCP Fast Open): the SYN dropped on its name;
@@ -114,15 +117,20 @@ def conn(segs, acc, drop, inc=0, dport=443):
     want["incomplete"] += inc
 
 
-def conn2(segs, acc, drop, inc=0, dport=443):
-    """A SYN, then (flags, offset, bytes, TCP fields) segments."""
+def conn2(segs, acc, drop, inc=0, dport=443, syn_opts=()):
+    """A SYN (with TCP options SYN_OPTS), then (flags, offset, bytes, TCP
+    fields; "ttl": the IP TTL, default 64) segments."""
     port[0] += 1
     sp, isn = port[0], 1000
     base = Ether(dst=mac) / IP(src="192.0.2.1", dst="192.0.2.2")
-    out.append(base / TCP(sport=sp, dport=dport, flags="S", seq=isn))
+    out.append(base / TCP(sport=sp, dport=dport, flags="S", seq=isn,
+                          options=list(syn_opts)))
     for flags, off, data, kw in segs:
+        kw = dict(kw)
+        ip = Ether(dst=mac) / IP(src="192.0.2.1", dst="192.0.2.2",
+                                 ttl=kw.pop("ttl", 64))
         t = TCP(sport=sp, dport=dport, flags=flags, seq=isn + 1 + off, **kw)
-        out.append(base / t / Raw(data) if data else base / t)
+        out.append(ip / t / Raw(data) if data else ip / t)
     want["accepted"] += acc
     want["dropped"] += drop
     want["incomplete"] += inc
@@ -166,6 +174,33 @@ conn2([("PA", 0, blocked[:10], {"ack": 1}),
 conn2([("P", 0, b"junk", {}), ("PA", 0, allowed, {"ack": 1})], 2, 1, 1)
 conn2([("PA", 0, b"junk", {"ack": 1, "chksum": 0xbad}),
        ("PA", 0, allowed, {"ack": 1})], 2, 1, 1)
+# fakes of DPI evasion tools (zapret's --dpi-desync=fake): a ClientHello
+# for an allowed name the server never takes, before the real one for a
+# blocked name. A TTL lower than the SYN's (it dies before the server),
+# a TCP MD5 or AO signature the SYN did not have (a server without keys
+# drops it), a timestamp older than the SYN's (PAWS drops it): the fake
+# incomplete and dropped, not gathered; the real one dropped on its name.
+conn2([("PA", 0, allowed, {"ack": 1, "ttl": 3}),
+       ("PA", 0, blocked, {"ack": 1})], 1, 2, 1)
+conn2([("PA", 0, allowed, {"ack": 1, "options": [(19, bytes(16))]}),
+       ("PA", 0, blocked, {"ack": 1})], 1, 2, 1)
+conn2([("PA", 0, allowed, {"ack": 1, "options": [(29, bytes(14))]}),
+       ("PA", 0, blocked, {"ack": 1})], 1, 2, 1)
+conn2([("PA", 0, allowed, {"ack": 1,
+                           "options": [("Timestamp", (900, 0))]}),
+       ("PA", 0, blocked, {"ack": 1,
+                           "options": [("Timestamp", (1001, 5))]})],
+      1, 2, 1, syn_opts=[("Timestamp", (1000, 0))])
+# the same TTL, timestamps that go on: the allowed name accepted
+conn2([("PA", 0, allowed[:50], {"ack": 1, "ttl": 64,
+                                "options": [("Timestamp", (1000, 5))]}),
+       ("PA", 50, allowed[50:], {"ack": 1,
+                                 "options": [("Timestamp", (1002, 5))]})],
+      3, 0, 0, syn_opts=[("Timestamp", (1000, 0))])
+# a fake before the stream's start (zapret's badseq): the server drops it;
+# incomplete itself, the flow not ended by it
+conn2([("PA", -600, b"junk", {"ack": 1}), ("PA", 0, allowed, {"ack": 1})],
+      2, 1, 1)
 # a SYN with another sequence number: no new start of the stream
 conn2([("S", 4000, b"", {}), ("PA", 0, blocked, {"ack": 1})], 1, 2, 1)
 # bytes past the 8192 behind a hole

@@ -1347,6 +1347,103 @@ static void test_bad_csum(void **state)
 	flowtab_free(t);
 }
 
+/* TCP over IPv6 from 2001:db8::1:SPORT to 2001:db8::2:80, hop limit
+ * HOP, with FLAGS, SEQ, the OPTLEN bytes of TCP options at OPT (a
+ * multiple of 4) and the LEN bytes at DATA. */
+static struct pkt tcp6(uint16_t sport, uint8_t flags, uint32_t seq,
+		       uint8_t hop, const uint8_t *opt, size_t optlen,
+		       const char *data, size_t len)
+{
+	size_t th = 20 + optlen, n = 40 + th + len;
+
+	memset(ip, 0, 40 + th);
+	ip[0] = 0x60;
+	ip[4] = (uint8_t)((n - 40) >> 8);
+	ip[5] = (uint8_t)(n - 40);
+	ip[6] = IPPROTO_TCP;
+	ip[7] = hop;
+	inet_pton(AF_INET6, "2001:db8::1", ip + 8);
+	inet_pton(AF_INET6, "2001:db8::2", ip + 24);
+	ip[40] = (uint8_t)(sport >> 8);
+	ip[41] = (uint8_t)sport;
+	ip[43] = 80;
+	for (int i = 0; i < 4; i++)
+		ip[44 + i] = (uint8_t)(seq >> (24 - 8 * i));
+	ip[52] = (uint8_t)(th / 4 << 4);
+	ip[53] = flags;
+	if (optlen)
+		memcpy(ip + 60, opt, optlen);
+	memcpy(ip + 40 + th, data, len);
+	return parsed(n);
+}
+
+/* The fakes DPI evasion tools send before the real bytes, that a box on
+ * the way sees and the server drops: a hop limit lower than the SYN's, a
+ * TCP MD5 signature the SYN had not, a timestamp older than the SYN's,
+ * bytes before the stream's start. INCOMPLETE, not gathered, the flow not
+ * handed back (its drop is the packet's own); the real bytes then name
+ * the flow. The client's own segments pass: the SYN's hop limit or a
+ * higher one, timestamps that go on, options cut short. */
+static void test_fake_marks(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head[] = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	static const char fake[] = "GET / HTTP/1.1\r\nHost: b.test\r\n\r\n";
+	/* NOP, NOP, timestamp TSval 1000 (or 999, 1001) */
+	static const uint8_t ts[] = { 1, 1, 8, 10, 0, 0, 0x03, 0xe8, 0, 0, 0,
+				      0 };
+	static const uint8_t ts_old[] = { 1, 1, 8, 10, 0, 0, 0x03, 0xe7, 0,
+					  0, 0, 0 };
+	static const uint8_t ts_new[] = { 1, 1, 8, 10, 0, 0, 0x03, 0xe9, 0,
+					  0, 0, 0 };
+	static const uint8_t md5[20] = { 19, 18 };
+	static const uint8_t cut[4] = { 1, 8, 10, 0 };	/* runs past */
+	const uint32_t h = sizeof(head) - 1;
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+	void *f;
+
+	(void)state;
+	assert_non_null(t);
+	for (int k = 0; k < 4; k++) {
+		uint16_t sp = (uint16_t)(7700 + k);
+
+		names_of(t, tcp6(sp, TCPF_SYN, 1, 60, ts, sizeof(ts), "", 0),
+			 &fate);
+		if (k == 0)	/* dies on the way */
+			f = names_of(t, tcp6(sp, TCPF_ACK, 2, 59, ts,
+					     sizeof(ts), fake, h), &fate);
+		else if (k == 1)
+			f = names_of(t, tcp6(sp, TCPF_ACK, 2, 60, md5,
+					     sizeof(md5), fake, h), &fate);
+		else if (k == 2)
+			f = names_of(t, tcp6(sp, TCPF_ACK, 2, 60, ts_old,
+					     sizeof(ts_old), fake, h), &fate);
+		else		/* an old sequence number */
+			f = names_of(t, tcp6(sp, TCPF_ACK, 0xfffffff0u, 60,
+					     ts, sizeof(ts), fake, h), &fate);
+		assert_int_equal(out.state, PKT_INCOMPLETE);
+		assert_null(f);
+		assert_int_equal(fate, FLOW_JUDGE);
+		f = names_of(t, tcp6(sp, TCPF_ACK, 2, 60, ts_new,
+				     sizeof(ts_new), head, h), &fate);
+		assert_int_equal(out.state, PKT_PRESENT);
+		assert_string_equal(out.n.name, "a.test");
+		assert_non_null(f);
+	}
+	/* The client's own: a higher hop limit, no timestamp, a cut option
+	 * (read as far as it goes). */
+	names_of(t, tcp6(7710, TCPF_SYN, 1, 60, ts, sizeof(ts), "", 0), &fate);
+	names_of(t, tcp6(7710, TCPF_ACK, 2, 61, cut, sizeof(cut), head, 10),
+		 &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	names_of(t, tcp6(7710, TCPF_ACK, 12, 60, NULL, 0, head + 10, h - 10),
+		 &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+	flowtab_free(t);
+}
+
 /* A SYN from SRC:40000 to DST:80 (IPv4 addresses, host order). */
 static struct pkt syn_between(uint32_t src, uint32_t dst)
 {
@@ -1490,6 +1587,8 @@ int main(void)
 		cmocka_unit_test_setup(test_no_ack, ahead),
 		cmocka_unit_test_setup(test_bad_csum, plain),
 		cmocka_unit_test_setup(test_bad_csum, ahead),
+		cmocka_unit_test_setup(test_fake_marks, plain),
+		cmocka_unit_test_setup(test_fake_marks, ahead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
