@@ -742,11 +742,11 @@ static uint64_t sum_native(uint64_t sum, const uint8_t *d, uint32_t n)
 	return sum;
 }
 
-/* Is TCP segment P's checksum right? False when it is wrong, or cannot be
- * checked (the segment is not all in the copy). Only for segments whose
- * bytes would be gathered, and the kernel had not verified (pkt.h
- * PKT_CSUM_UNVERIFIED). */
-static bool tcp_csum_ok(const struct pkt *p)
+/* Is TCP or UDP packet P's checksum right? False when it is wrong, or
+ * cannot be checked (the segment is not all in the copy); an IPv4 UDP
+ * checksum of 0 is none. Only for packets whose bytes would be gathered,
+ * and the kernel had not verified (pkt.h PKT_CSUM_UNVERIFIED). */
+static bool l4_csum_ok(const struct pkt *p)
 {
 	const uint8_t *th = p->payload + (p->payload_len - p->th_copied);
 	uint32_t alen = p->l3_family == AF_INET6 ? 16 : 4;
@@ -754,13 +754,22 @@ static bool tcp_csum_ok(const struct pkt *p)
 
 	if (p->th_copied != p->th_len || p->th_len > 0xffff)
 		return false;
+	if (p->l4proto == IPPROTO_UDP && alen == 4 && p->th_len >= 8 &&
+	    !th[6] && !th[7])
+		return true;
 	sum = sum_native(0, p->saddr, alen);
 	sum = sum_native(sum, p->daddr, alen);
-	sum += htons(IPPROTO_TCP) + htons((uint16_t)p->th_len);
+	sum += htons(p->l4proto) + htons((uint16_t)p->th_len);
 	sum = sum_native(sum, th, p->th_len);
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
 	return sum == 0xffff;
+}
+
+/* Packet P's IPv4 TTL or IPv6 hop limit. */
+static uint8_t ip_ttl(const struct pkt *p)
+{
+	return p->payload[p->l3_family == AF_INET6 ? 7 : 8];
 }
 
 /* What a TCP segment says of its sender (the SYN's, kept in the flow). */
@@ -778,7 +787,7 @@ static void seg_marks(const struct pkt *p, struct seg_marks *m)
 	const uint8_t *th = p->payload + (p->payload_len - p->th_copied);
 	uint32_t end = (uint32_t)(th[12] >> 4) * 4u, i = 20, len;
 
-	m->ttl = p->payload[p->l3_family == AF_INET6 ? 7 : 8];
+	m->ttl = ip_ttl(p);
 	m->ts = m->sig = false;
 	m->tsval = 0;
 	if (end > p->th_copied)
@@ -946,7 +955,7 @@ data:
 		decoy(t, f, o, NP_NONE, fp);
 		return;
 	}
-	if ((p->flags & PKT_CSUM_UNVERIFIED) && !tcp_csum_ok(p)) {
+	if ((p->flags & PKT_CSUM_UNVERIFIED) && !l4_csum_ok(p)) {
 		/* A bad checksum: the server's TCP drops the segment, so a
 		 * decoy name in it must not settle the flow either. */
 		decoy(t, f, o, NP_NONE, fp);
@@ -1029,14 +1038,37 @@ static enum quic_fate quic_other(const struct flowtab *t,
 	return QF_BAD;
 }
 
-/* QUIC flow F gathers again, for a connection of DCID hash DCID; a drop
- * stays. */
-static void quic_restart(struct flowtab *t, struct flow *f, uint64_t dcid)
+/* QUIC flow F gathers again, for a connection of DCID hash DCID, from
+ * packet P; a drop stays. */
+static void quic_restart(struct flowtab *t, struct flow *f, uint64_t dcid,
+			 const struct pkt *p)
 {
 	free_stream(t, f);
 	f->state = FL_GATHER;
 	f->dcid = dcid;
+	f->syn_ttl = ip_ttl(p);
 	set(&f->names, PKT_ABSENT, NP_NONE);
+}
+
+/*
+ * A long-header datagram P of QUIC flow F's connection (its DCID) with
+ * another TTL than the flow's first Initial: a client's own datagrams
+ * share one. A lower one is a fake that dies on the way (DPI evasion
+ * tools send one for another name before the real Initial): the
+ * packet's own INCOMPLETE. A higher one says the first was such a fake,
+ * and the name read from it not the server's: the flow's name is
+ * INCOMPLETE from now on. Only a sender who knows the DCID can do either.
+ */
+static void quic_fake(struct flowtab *t, struct flow *f, const struct pkt *p,
+		      struct pkt_names *o, struct flow **fp)
+{
+	if (ip_ttl(p) < f->syn_ttl) {
+		decoy(t, f, o, NP_TLS, fp);
+		return;
+	}
+	*fp = f;
+	set(o, PKT_INCOMPLETE, NP_TLS);
+	finish(t, f, o, NULL, 0);
 }
 
 static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
@@ -1075,10 +1107,23 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		n = name_quic_dcid(d, copied, &dc);
 		same = n >= 0 && dcid_hash(t, dc, (size_t)n) == f->dcid;
 	}
+	if (same && ip_ttl(p) != f->syn_ttl) {
+		touch(t, f, now);
+		quic_fake(t, f, p, o, fp);
+		return;
+	}
 	if (f && f->state == FL_DONE && (!lng || same)) {
 		touch(t, f, now);
 		*fp = f;
 		names_copy(o, &f->names);
+		return;
+	}
+	if (lng && (p->flags & PKT_CSUM_UNVERIFIED) && !l4_csum_ok(p)) {
+		/* The server's kernel drops it: a fake. */
+		if (f)
+			decoy(t, f, o, NP_TLS, fp);
+		else
+			unseen(t, o, NP_TLS);
 		return;
 	}
 	r = lng ? name_quic_initial(d, copied, &q) : NAME_NOT;
@@ -1092,7 +1137,8 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 			return;
 		}
 		if (fate == QF_NEW)
-			quic_restart(t, f, dcid_hash(t, q.dcid, q.dcid_len));
+			quic_restart(t, f, dcid_hash(t, q.dcid, q.dcid_len),
+				     p);
 		else if (f->state == FL_DONE) {
 			names_copy(o, &f->names);
 			return;
@@ -1117,6 +1163,7 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 	if (!f) {
 		f = insert(t, p, true, h, now, 0);
 		f->dcid = dcid_hash(t, q.dcid, q.dcid_len);
+		f->syn_ttl = ip_ttl(p);
 	}
 	if (!f->quic) {
 		t->quic_in[slot_of(t, f) / WAYS]++;

@@ -28,7 +28,9 @@
 #     accepted); a datagram not QUIC while the ClientHello is still coming
 #     (incomplete, dropped), and an Initial of another DCID whose tag
 #     fails: dropped themselves, the flow's next Initial judged on its
-#     name;
+#     name; fakes for an allowed name before the real Initial (a bad
+#     UDP checksum: not read; a lower TTL: the real one's higher TTL
+#     makes the flow incomplete);
 #   - segments the server does not read as the stream nfqd would gather:
 #     an urgent byte before the ClientHello, a decoy without ACK, with RST
 #     or with a bad checksum (incomplete, dropped; the real ClientHello
@@ -335,8 +337,13 @@ def crypto(data, off=0):
 
 
 def quic(sport, dgrams, acc, drop, inc=0):
-    base = Ether(dst=mac) / IP(src="192.0.2.1", dst="192.0.2.2") / UDP(sport=sport, dport=443)
-    out.extend(base / Raw(d) for d in dgrams)
+    """Datagrams: bytes, or (bytes, {"ttl": IP TTL, "chksum": UDP's})."""
+    for d in dgrams:
+        d, kw = d if isinstance(d, tuple) else (d, {})
+        kw = dict(kw)
+        ip = IP(src="192.0.2.1", dst="192.0.2.2", ttl=kw.pop("ttl", 64))
+        out.append(Ether(dst=mac) / ip / UDP(sport=sport, dport=443, **kw) /
+                   Raw(d))
     want["accepted"] += acc
     want["dropped"] += drop
     want["incomplete"] += inc
@@ -360,6 +367,20 @@ quic(41003, [initial(crypto(qok[:100]), da), b"not quic at all"], 1, 1, 1)
 quic(41004, [initial(crypto(qok[:100]), da), b"not quic at all",
              qi[:6] + db + qi[14:],
              initial(crypto(qok[100:], 100), da)], 2, 2, 2)
+# Fakes of DPI evasion tools for QUIC: an Initial for an allowed name the
+# server never takes, then the real one for a blocked name, of the same
+# DCID. A bad UDP checksum: the fake incomplete, not gathered, the real
+# one dropped on its name. A lower TTL: nfqd cannot tell the fake from the
+# first Initial it sees, but the real one's higher TTL says the name came
+# from a fake: incomplete, dropped.
+quic(41005, [(initial(crypto(qok), da), {"chksum": 0xbad}),
+             initial(crypto(qbad), da)], 0, 2, 1)
+quic(41006, [(initial(crypto(qok), da), {"ttl": 3}),
+             initial(crypto(qbad), da)], 1, 1, 1)
+# the client's own Initials, the same TTL: the allowed name
+quic(41007, [initial(crypto(qok[:100]), da),
+             initial(crypto(qok[100:], 100), da),
+             initial(crypto(qok), da)], 3, 0)
 
 sendp(out, iface="va")
 print(len(out), want["accepted"], want["dropped"], want["incomplete"])
