@@ -812,19 +812,20 @@ static void seg_marks(const struct pkt *p, struct seg_marks *m)
 }
 
 /*
- * Is client data segment P at OFF of pending flow F a fake, one the
- * server drops while a box on the way (nfqd) sees it, as DPI evasion
- * tools send a decoy ClientHello before the real one? A TTL lower than
- * the SYN's (it dies on the way: the client's own segments come the
- * SYN's way), a signature the SYN had not (a server without the key
- * drops it), a timestamp older than the SYN's (PAWS), bytes before the
- * stream's start (an old sequence number).
+ * Is client data segment P at OFF (LEN bytes) of pending flow F a fake,
+ * one the server drops while a box on the way (nfqd) sees it, as DPI
+ * evasion tools send a decoy ClientHello before the real one? A TTL
+ * lower than the SYN's (it dies on the way: the client's own segments
+ * come the SYN's way), a signature the SYN had not (a server without the
+ * key drops it), a timestamp older than the SYN's (PAWS), bytes all
+ * before the stream's start (an old sequence number).
  */
-static bool tcp_fake(const struct flow *f, const struct pkt *p, uint32_t off)
+static bool tcp_fake(const struct flow *f, const struct pkt *p, uint32_t off,
+		     uint32_t len)
 {
 	struct seg_marks m;
 
-	if ((int32_t)off < 0)
+	if ((int32_t)off < 0 && len <= -off)
 		return true;
 	seg_marks(p, &m);
 	return m.ttl < f->syn_ttl || (m.sig && !f->syn_sig) ||
@@ -961,9 +962,20 @@ data:
 		decoy(t, f, o, NP_NONE, fp);
 		return;
 	}
-	if (!syn && tcp_fake(f, p, off)) {
+	if (!syn && tcp_fake(f, p, off, len)) {
 		decoy(t, f, o, NP_NONE, fp);
 		return;
+	}
+	if ((int32_t)off < 0) {
+		/* Bytes before the stream's start and on into it: the
+		 * server takes those from the start on (zapret's seqovl),
+		 * and so does nfqd; none in the copy is a cut. */
+		uint32_t skip = -off;
+
+		d += skip < copied ? skip : copied;
+		copied = skip < copied ? copied - skip : 0;
+		len -= skip;
+		off = 0;
 	}
 	if (syn)
 		f->syn_data = true;

@@ -203,6 +203,11 @@ conn2([("PA", 0, allowed[:50], {"ack": 1, "ttl": 64,
 # incomplete itself, the flow not ended by it
 conn2([("PA", -600, b"junk", {"ack": 1}), ("PA", 0, allowed, {"ack": 1})],
       2, 1, 1)
+# a segment that begins before the stream's start and goes on into it
+# (zapret's seqovl): the server takes the bytes from the start, and so
+# does nfqd
+conn2([("PA", -10, b"x" * 10 + blocked, {"ack": 1})], 1, 1, 0)
+conn2([("PA", -10, b"x" * 10 + allowed, {"ack": 1})], 2, 0, 0)
 # a SYN with another sequence number: no new start of the stream
 conn2([("S", 4000, b"", {}), ("PA", 0, blocked, {"ack": 1})], 1, 2, 1)
 # bytes past the 8192 behind a hole

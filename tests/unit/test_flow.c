@@ -1420,7 +1420,7 @@ static void test_fake_marks(void **state)
 			f = names_of(t, tcp6(sp, TCPF_ACK, 2, 60, ts_old,
 					     sizeof(ts_old), fake, h), &fate);
 		else		/* an old sequence number */
-			f = names_of(t, tcp6(sp, TCPF_ACK, 0xfffffff0u, 60,
+			f = names_of(t, tcp6(sp, TCPF_ACK, 0xffffff00u, 60,
 					     ts, sizeof(ts), fake, h), &fate);
 		assert_int_equal(out.state, PKT_INCOMPLETE);
 		assert_null(f);
@@ -1430,6 +1430,19 @@ static void test_fake_marks(void **state)
 		assert_int_equal(out.state, PKT_PRESENT);
 		assert_string_equal(out.n.name, "a.test");
 		assert_non_null(f);
+	}
+	/* Bytes before the stream's start and on into it: those from the
+	 * start on are the stream's, as the server takes them. */
+	names_of(t, tcp6(7720, TCPF_SYN, 1, 60, NULL, 0, "", 0), &fate);
+	{
+		char buf[64];
+
+		memcpy(buf, "0123456789", 10);
+		memcpy(buf + 10, head, h);
+		f = names_of(t, tcp6(7720, TCPF_ACK, 0xfffffff8u, 60, NULL, 0,
+				     buf, 10 + h), &fate);
+		assert_int_equal(out.state, PKT_PRESENT);
+		assert_string_equal(out.n.name, "a.test");
 	}
 	/* The client's own: a higher hop limit, no timestamp, a cut option
 	 * (read as far as it goes). */
