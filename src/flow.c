@@ -47,10 +47,10 @@ struct flow {
 	 * number may start a new connection on these ports. */
 	bool closed : 1;
 	bool quic : 1;
-	/* TCP: the SYN's marks (struct seg_marks), that the client's own
-	 * segments share and the fakes a server drops do not: its TTL
-	 * (hop limit), a timestamp (TSval in syn_tsval), a TCP MD5 or AO
-	 * signature. */
+	/* The marks of the client's first packet (TCP: the SYN's, struct
+	 * seg_marks; QUIC: the first Initial's TTL), that its own packets
+	 * share and the fakes a server drops do not: its TTL (hop limit),
+	 * a timestamp (TSval in syn_tsval), a TCP MD5 or AO signature. */
 	bool syn_ts : 1;
 	bool syn_sig : 1;
 	uint8_t syn_ttl;
