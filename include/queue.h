@@ -54,10 +54,11 @@ struct queue_place {
 };
 
 /* What the kernel's EPERM to a bind or an adoption (WHAT) of queue NUM
- * says, in the log and in a reload's errors: printf format of NUM, WHAT
- * and strerror(EPERM). */
+ * says, in the log and in a reload's errors, and what to do: printf
+ * format of NUM, WHAT and strerror(EPERM). */
 #define QUEUE_HELD_FMT \
-	"queue %u: %s failed: already bound by another process (%s)"
+	"queue %u: %s failed: already bound by another process (%s): stop " \
+	"that process (another nfqd?) or take the queue out of \"queues\""
 
 /*
  * Open a netlink socket and bind queue AT->num configured from O with the

@@ -460,6 +460,7 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	struct nfqd *d = w->data;
 	struct diags dg = { 0 };
+	int rc;
 
 	if (w->signum != SIGHUP) {
 		log_info("signal %d: stopping", w->signum);
@@ -467,10 +468,15 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 		ev_break(loop, EVBREAK_ALL);
 		return;
 	}
-	if (nfqd_reload(d, &dg) < 0) {
-		diag_log(&dg, "reload failed: ");
-		log_err("reload failed: keeping generation %llu",
-			(unsigned long long)d->generation);
+	rc = nfqd_reload(d, &dg);
+	if (rc < 0) {
+		char prefix[80];
+
+		snprintf(prefix, sizeof(prefix), "reload failed, keeping "
+			 "generation %llu: ", (unsigned long long)d->generation);
+		diag_log(&dg, prefix);
+		if (!dg.errors)		/* no reason recorded */
+			log_err("%s%s", prefix, strerror(-rc));
 	} else {
 		ctl_warn_unfed_hooks(&d->reg, "reload");
 	}

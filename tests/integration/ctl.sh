@@ -104,9 +104,25 @@ bg_pid $other_pid
 wait_bound "$NS_B" 50
 QUEUES="0, 1, 50" write_conf "udp dport 8 drop;" >/dev/null
 out=$(ctl reload 2>&1) && fail "a reload bound queue 50, held by another nfqd: $out"
-echo "$out" | grep -qF "queue 50: bind failed: already bound by another process (Operation not permitted)" ||
+echo "$out" | grep -qF "queue 50: bind failed: already bound by another process (Operation not permitted): stop that process (another nfqd?) or take the queue out of \"queues\"" ||
 	fail "reload of a held queue: $out"
 log "reload of a held queue: $out"
+# By SIGHUP: the queue's error, and one line that the reload failed with
+# it; the generation kept.
+before=$(wc -l <"$TMP/nfqd.log")
+kill -HUP "$NFQD_PID"
+end=$(deadline "$WAIT_SECONDS")
+until tail -n +$((before + 1)) "$TMP/nfqd.log" | grep -q "reload failed" ||
+		! before "$end"; do
+	sleep 0.1
+done
+sleep 0.2
+tail -n +$((before + 1)) "$TMP/nfqd.log" >"$TMP/hup.log"
+grep -qxF "nfqd: error: reload failed, keeping generation 4: queue 50: bind failed: already bound by another process (Operation not permitted): stop that process (another nfqd?) or take the queue out of \"queues\"" "$TMP/hup.log" ||
+	fail "SIGHUP onto a held queue: $(cat "$TMP/hup.log")"
+[ "$(grep -c "reload failed" "$TMP/hup.log")" = 1 ] ||
+	fail "SIGHUP onto a held queue: not one line saying so: $(cat "$TMP/hup.log")"
+ctl -j status | grep -q '"generation": 4' || fail "a failed SIGHUP reload changed the generation"
 kill -TERM $other_pid && wait $other_pid
 write_conf "udp dport 8 drop;" >/dev/null
 

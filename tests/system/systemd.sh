@@ -111,7 +111,8 @@ log "reload (bad): systemctl reload failed, generation 2 kept, STATUS '$status'"
 in_c systemctl kill --kill-whom=main -s HUP nfqd || fail "systemctl kill -s HUP"
 end=$(deadline "$WAIT_SECONDS")
 until in_c journalctl -u nfqd --no-pager -o cat \
-		| grep -q "reload failed: keeping generation 2" || ! before "$end"; do
+		| grep -q "reload failed, keeping generation 2: $conf:3:2: unknown option" ||
+		! before "$end"; do
 	sleep 0.1
 done
 [ "$(unit_prop ActiveState)" = active ] \
