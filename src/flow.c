@@ -413,7 +413,14 @@ hash_flow(const struct flowtab *t, const struct pkt *p, bool from_client)
 	}
 	h = (h ^ (p->l4proto | (uint64_t)ports_word(&e) << 8)) *
 	    0xc4ceb9fe1a85ec53ull;
+	/* A product's top bits, which pick the bucket (bucket_of()), move
+	 * by a near-whole fraction of the range from one port to the next
+	 * (C << 24 is about 0.993 of it): ports a client takes in turn
+	 * shared a bucket. Mixed again (SplitMix64's last steps), every
+	 * bit of the key moves them. */
 	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 32;
 	return h ? h : 1;
 }
 
@@ -1374,18 +1381,24 @@ static void move_flow(struct flowtab *to, size_t v, struct flowtab *from,
 size_t flowtab_move(struct flowtab *to, struct flowtab *from)
 {
 	size_t evicted = 0;
+	uint64_t now = 0;
 
 	to->seed = from->seed;	/* the flows' hashes stay right */
 	to->c = from->c;
 	to->c.flows = to->c.pending = 0;
+	/* Idle as seen from the last packet of all: idle now. (From each
+	 * flow's own last packet, a flow seen before one already moved
+	 * into its bucket found that one idle, its time past "now".) */
+	for (size_t s = 0; s < slots(from); s++)
+		if (from->hs[s] && from->seen[s] > now)
+			now = from->seen[s];
 	for (size_t s = 0; s < slots(from); s++) {
 		size_t v;
 
-		if (!from->hs[s])
-			continue;
-		/* Idle as seen from this flow's last packet: idle now. */
-		v = new_slot(to, bucket_of(to, from->hs[s]), from->seen[s]);
-		if (to->hs[v] && !slot_open(to, v, from->seen[s])) {
+		if (!from->hs[s] || now - from->seen[s] > from->timeout_ns)
+			continue;	/* idle: not worth a slot */
+		v = new_slot(to, bucket_of(to, from->hs[s]), now);
+		if (to->hs[v] && !slot_open(to, v, now)) {
 			evicted++;	/* a full bucket: the older goes */
 			if (to->seen[v] > from->seen[s])
 				continue;

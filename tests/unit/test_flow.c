@@ -1521,6 +1521,34 @@ static void test_forget_drops(void **state)
 	flowtab_free(t);
 }
 
+/* Many flows moved into a table with room for all: none is lost, in
+ * whatever order the old table holds them (a flow moved later but seen
+ * earlier than one already in its new bucket took that one's slot as if
+ * idle). And flows of ports a client takes in turn do not share buckets
+ * (24 of them in 32 buckets of 8: none overflows). */
+static void test_move_many(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	struct flowtab *t = flowtab_new(1024, 60, dns, 1), *to;
+	enum flow_fate fate;
+
+	(void)state;
+	assert_non_null(t);
+	for (uint16_t i = 0; i < 24; i++)
+		names_of(t, syn((uint16_t)(7500 + i)), &fate);
+	assert_int_equal(flowtab_counters(t)->flows, 24);
+	to = flowtab_new(256, 60, dns, 1);
+	assert_non_null(to);
+	assert_int_equal(flowtab_move(to, t), 0);
+	assert_int_equal(flowtab_counters(to)->flows, 24);
+	for (uint16_t i = 0; i < 24; i++) {
+		names_of(to, tcp((uint16_t)(7500 + i), TCPF_ACK, 2, "x", 1),
+			 &fate);
+		assert_int_equal(out.state, NAMES_PENDING);
+	}
+	flowtab_free(to);
+}
+
 /* A reload's flow-table-size (flowtab_move()): a settled flow keeps its
  * name, a gathering one its bytes; the counters go along. */
 static void test_move(void **state)
@@ -1602,6 +1630,7 @@ int main(void)
 		cmocka_unit_test_setup(test_bad_csum, ahead),
 		cmocka_unit_test_setup(test_fake_marks, plain),
 		cmocka_unit_test_setup(test_fake_marks, ahead),
+		cmocka_unit_test_setup(test_move_many, plain),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
