@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <netinet/in.h>
+#include <linux/netfilter.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -787,6 +788,16 @@ struct seg_marks {
 	uint32_t tsval;
 };
 
+/* The newest timestamp of pending flow F's SYNs and handshake: M's, if
+ * newer. */
+static void ts_newer(struct flow *f, const struct seg_marks *m)
+{
+	if (m->ts && (!f->syn_ts || (int32_t)(m->tsval - f->syn_tsval) > 0)) {
+		f->syn_ts = true;
+		f->syn_tsval = m->tsval;
+	}
+}
+
 /* The marks of TCP segment P (l4_payload() said it has one): the TTL,
  * and the options in the copy, read as far as they are well formed. */
 static void seg_marks(const struct pkt *p, struct seg_marks *m)
@@ -811,32 +822,41 @@ static void seg_marks(const struct pkt *p, struct seg_marks *m)
 			m->tsval = (uint32_t)th[i + 2] << 24 |
 				   (uint32_t)th[i + 3] << 16 |
 				   (uint32_t)th[i + 4] << 8 | th[i + 5];
-		} else if (th[i] == 19 || th[i] == 29) {
-			m->sig = true;
+		} else if ((th[i] == 19 && len == 18) || th[i] == 29) {
+			m->sig = true;	/* as Linux reads them */
 		}
 		i += len;
 	}
 }
 
 /*
- * Is client data segment P at OFF (LEN bytes) of pending flow F a fake,
- * one the server drops while a box on the way (nfqd) sees it, as DPI
- * evasion tools send a decoy ClientHello before the real one? A TTL
- * lower than the SYN's (it dies on the way: the client's own segments
- * come the SYN's way), a signature the SYN had not (a server without the
- * key drops it), a timestamp older than the SYN's (PAWS), bytes all
- * before the stream's start (an old sequence number).
+ * Does a TTL lower than the flow's first packet's make P a fake? Only
+ * where P goes on to another host (the forward and output hooks, and
+ * postrouting): a packet at prerouting may be for this host, and one at
+ * input is, and this host's stack takes it whatever its TTL.
  */
-static bool tcp_fake(const struct flow *f, const struct pkt *p, uint32_t off,
-		     uint32_t len)
+static bool ttl_tells(const struct pkt *p)
+{
+	return p->hook != NF_INET_PRE_ROUTING && p->hook != NF_INET_LOCAL_IN;
+}
+
+/*
+ * Is client segment P of pending flow F a fake, one the server drops
+ * while a box on the way (nfqd) sees it, as DPI evasion tools send a
+ * decoy ClientHello before the real one? A TTL lower than the SYN's (it
+ * dies on the way: the client's own segments come the SYN's way), a
+ * signature the SYN had not (a server without the key drops it), a
+ * timestamp the server's PAWS check drops (older than the newest of the
+ * SYN's and the handshake's by more than 1, RFC 7323 5.3; Linux
+ * TCP_PAWS_WINDOW).
+ */
+static bool tcp_fake(const struct flow *f, const struct pkt *p)
 {
 	struct seg_marks m;
 
-	if ((int32_t)off < 0 && len <= -off)
-		return true;
 	seg_marks(p, &m);
-	return m.ttl < f->syn_ttl || (m.sig && !f->syn_sig) ||
-	       (f->syn_ts && m.ts && (int32_t)(m.tsval - f->syn_tsval) < 0);
+	return (m.ttl < f->syn_ttl && ttl_tells(p)) || (m.sig && !f->syn_sig) ||
+	       (f->syn_ts && m.ts && (int32_t)(f->syn_tsval - m.tsval) > 1);
 }
 
 /* Keep SYN P's marks in its new flow F. */
@@ -849,6 +869,46 @@ static void syn_marks(struct flow *f, const struct pkt *p)
 	f->syn_sig = m.sig;
 	f->syn_ts = m.ts;
 	f->syn_tsval = m.tsval;
+}
+
+/*
+ * SYN P again, for pending flow F: a fake SYN (one that dies on the way,
+ * or carries a signature) must not set the marks the client's own
+ * segments are told by, so the marks are those of all its SYNs: the
+ * highest TTL, a signature only if every one had it, the newest
+ * timestamp.
+ */
+static void syn_again(struct flow *f, const struct pkt *p)
+{
+	struct seg_marks m;
+
+	seg_marks(p, &m);
+	if (m.ttl > f->syn_ttl)
+		f->syn_ttl = m.ttl;
+	f->syn_sig = f->syn_sig && m.sig;
+	ts_newer(f, &m);
+}
+
+/*
+ * Bytes *D (*COPIED of *LEN) at *OFF that begin before the stream's
+ * start: the server takes those from the start on (zapret's seqovl), and
+ * so does nfqd. False when none is past it (an old sequence number: the
+ * server drops them all).
+ */
+static bool trim_start(uint32_t *off, const uint8_t **d, uint32_t *copied,
+		       uint32_t *len)
+{
+	uint32_t skip = -*off;
+
+	if ((int32_t)*off >= 0)
+		return true;
+	if (*len <= skip)
+		return false;
+	*d += skip < *copied ? skip : *copied;
+	*copied = skip < *copied ? *copied - skip : 0;
+	*len -= skip;
+	*off = 0;
+	return true;
 }
 
 /* Bytes D (N) at OFF of settled flow F, whose stream is kept (syn_data):
@@ -905,8 +965,11 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		 * the rest read from another start). Such a SYN is
 		 * INCOMPLETE, the flow kept. A settled name is no longer
 		 * the stream's to change: a new flow (a port reused). */
-		if (f && f->isn == seq + 1)
+		if (f && f->isn == seq + 1) {
+			if (f->state != FL_DONE)
+				syn_again(f, p);
 			goto known;
+		}
 		if (f && (f->dropped ||
 			  (f->state != FL_DONE && !f->closed))) {
 			decoy(t, f, o, NP_NONE, fp);
@@ -938,7 +1001,8 @@ known:
 	off = seq + (syn ? 1u : 0u) - f->isn;
 	if (f->state == FL_DONE) {
 		names_copy(o, &f->names);
-		if (f->g && from_client && len)
+		if (f->g && from_client && len &&
+		    trim_start(&off, &d, &copied, &len))
 			compare_kept(t, f, off, d, copied, o);
 		/* DNS over TCP: a later query on the connection is not the
 		 * one judged; it cannot be read without following every
@@ -949,8 +1013,20 @@ known:
 		return;
 	}
 	set(o, NAMES_PENDING, NP_NONE);
-	if (!from_client || len == 0)
+	if (!from_client)
 		return;
+	if (len == 0) {
+		/* The handshake's ACK: the server's PAWS check goes by its
+		 * timestamp from now on. Only at the stream's start, so
+		 * that nobody who does not know it moves the mark. */
+		if (off == 0 && (p->tcp_flags & TCPF_ACK) && !tcp_fake(f, p)) {
+			struct seg_marks m;
+
+			seg_marks(p, &m);
+			ts_newer(f, &m);
+		}
+		return;
+	}
 data:
 	if (!syn && (p->tcp_flags & (TCPF_ACK | TCPF_RST | TCPF_SYN)) !=
 			    TCPF_ACK) {
@@ -969,20 +1045,19 @@ data:
 		decoy(t, f, o, NP_NONE, fp);
 		return;
 	}
-	if (!syn && tcp_fake(f, p, off, len)) {
+	if (!syn && (tcp_fake(f, p) || (int32_t)off >= FLOW_GATHER)) {
+		/* A fake, or bytes past what a flow gathers, which
+		 * anybody who knows the ports could send: the packet's
+		 * own INCOMPLETE, the flow's name still to come. */
 		decoy(t, f, o, NP_NONE, fp);
 		return;
 	}
 	if ((int32_t)off < 0) {
-		/* Bytes before the stream's start and on into it: the
-		 * server takes those from the start on (zapret's seqovl),
-		 * and so does nfqd; none in the copy is a cut. */
-		uint32_t skip = -off;
-
-		d += skip < copied ? skip : copied;
-		copied = skip < copied ? copied - skip : 0;
-		len -= skip;
-		off = 0;
+		if (!trim_start(&off, &d, &copied, &len)) {
+			decoy(t, f, o, NP_NONE, fp);
+			return;
+		}
+		ahead = NULL;	/* its guess read the bytes before */
 	}
 	if (syn)
 		f->syn_data = true;
@@ -1070,6 +1145,23 @@ static void quic_restart(struct flowtab *t, struct flow *f, uint64_t dcid,
 }
 
 /*
+ * Would the server's kernel drop UDP datagram P (l4_payload() said it
+ * has a header), or read less of it than nfqd? A length field other than
+ * the datagram's (a shorter one cuts it), an IPv6 checksum of 0 (RFC
+ * 8200 8.1), a bad checksum where the kernel has not verified it.
+ */
+static bool udp_bad(const struct pkt *p)
+{
+	const uint8_t *th = p->payload + (p->payload_len - p->th_copied);
+
+	if ((uint32_t)(th[4] << 8 | th[5]) != p->th_len)
+		return true;
+	if (p->l3_family == AF_INET6 && !th[6] && !th[7])
+		return true;
+	return (p->flags & PKT_CSUM_UNVERIFIED) && !l4_csum_ok(p);
+}
+
+/*
  * A long-header datagram P of QUIC flow F's connection (its DCID) with
  * another TTL than the flow's first Initial: a client's own datagrams
  * share one. A lower one is a fake that dies on the way (DPI evasion
@@ -1126,9 +1218,12 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		n = name_quic_dcid(d, copied, &dc);
 		same = n >= 0 && dcid_hash(t, dc, (size_t)n) == f->dcid;
 	}
-	if (same && ip_ttl(p) != f->syn_ttl) {
+	if (same && ip_ttl(p) != f->syn_ttl && ttl_tells(p)) {
 		touch(t, f, now);
-		quic_fake(t, f, p, o, fp);
+		if (udp_bad(p))
+			decoy(t, f, o, NP_TLS, fp);
+		else
+			quic_fake(t, f, p, o, fp);
 		return;
 	}
 	if (f && f->state == FL_DONE && (!lng || same)) {
@@ -1137,7 +1232,7 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		names_copy(o, &f->names);
 		return;
 	}
-	if (lng && (p->flags & PKT_CSUM_UNVERIFIED) && !l4_csum_ok(p)) {
+	if (lng && udp_bad(p)) {
 		/* The server's kernel drops it: a fake. */
 		if (f)
 			decoy(t, f, o, NP_TLS, fp);

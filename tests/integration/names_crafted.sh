@@ -29,15 +29,14 @@
 #     (incomplete, dropped), and an Initial of another DCID whose tag
 #     fails: dropped themselves, the flow's next Initial judged on its
 #     name; fakes for an allowed name before the real Initial (a bad
-#     UDP checksum: not read; a lower TTL: the real one's higher TTL
-#     makes the flow incomplete);
+#     UDP checksum or length: not read);
 #   - segments the server does not read as the stream nfqd would gather:
 #     an urgent byte before the ClientHello, a decoy without ACK, with RST
 #     or with a bad checksum (incomplete, dropped; the real ClientHello
 #     judged: an allowed one accepted, the decoy's drop not the flow's),
-#     the fakes of DPI evasion tools (a lower TTL than the SYN's, an MD5
-#     or AO option, an older timestamp, a sequence number before the
-#     stream: incomplete, dropped, not gathered), a
+#     the fakes of DPI evasion tools (an MD5 or AO option, an older
+#     timestamp, a sequence number before the stream: incomplete,
+#     dropped, not gathered; a lower TTL at input is this host's), a
 #     SYN with another sequence number on a live flow (incomplete), bytes
 #     past the 8192 behind a hole (incomplete); a ClientHello in the SYN
 #     (TCP Fast Open): the SYN dropped on its name;
@@ -178,12 +177,14 @@ conn2([("PA", 0, b"junk", {"ack": 1, "chksum": 0xbad}),
        ("PA", 0, allowed, {"ack": 1})], 2, 1, 1)
 # fakes of DPI evasion tools (zapret's --dpi-desync=fake): a ClientHello
 # for an allowed name the server never takes, before the real one for a
-# blocked name. A TTL lower than the SYN's (it dies before the server),
-# a TCP MD5 or AO signature the SYN did not have (a server without keys
-# drops it), a timestamp older than the SYN's (PAWS drops it): the fake
-# incomplete and dropped, not gathered; the real one dropped on its name.
+# blocked name. A TCP MD5 or AO signature the SYN did not have (a server
+# without keys drops it), a timestamp older than the SYN's (PAWS drops
+# it): the fake incomplete and dropped, not gathered; the real one
+# dropped on its name. A TTL lower than the SYN's tells a fake only
+# where the packet goes on to another host (unit tests: test_flow.c);
+# here, at input, this host takes it: its bytes are the stream's.
 conn2([("PA", 0, allowed, {"ack": 1, "ttl": 3}),
-       ("PA", 0, blocked, {"ack": 1})], 1, 2, 1)
+       ("PA", 0, blocked, {"ack": 1})], 3, 0, 0)
 conn2([("PA", 0, allowed, {"ack": 1, "options": [(19, bytes(16))]}),
        ("PA", 0, blocked, {"ack": 1})], 1, 2, 1)
 conn2([("PA", 0, allowed, {"ack": 1, "options": [(29, bytes(14))]}),
@@ -374,14 +375,16 @@ quic(41004, [initial(crypto(qok[:100]), da), b"not quic at all",
              initial(crypto(qok[100:], 100), da)], 2, 2, 2)
 # Fakes of DPI evasion tools for QUIC: an Initial for an allowed name the
 # server never takes, then the real one for a blocked name, of the same
-# DCID. A bad UDP checksum: the fake incomplete, not gathered, the real
-# one dropped on its name. A lower TTL: nfqd cannot tell the fake from the
-# first Initial it sees, but the real one's higher TTL says the name came
-# from a fake: incomplete, dropped.
+# DCID. A bad UDP checksum, a UDP length shorter than the datagram: the
+# fake incomplete, not gathered, the real one dropped on its name. (A
+# lower TTL, where packets go on to another host: unit tests; at input
+# this host takes the first Initial whatever its TTL.)
 quic(41005, [(initial(crypto(qok), da), {"chksum": 0xbad}),
              initial(crypto(qbad), da)], 0, 2, 1)
+quic(41008, [(initial(crypto(qok), da), {"len": 100}),
+             initial(crypto(qbad), da)], 0, 2, 1)
 quic(41006, [(initial(crypto(qok), da), {"ttl": 3}),
-             initial(crypto(qbad), da)], 1, 1, 1)
+             initial(crypto(qbad), da)], 2, 0, 0)
 # the client's own Initials, the same TTL: the allowed name
 quic(41007, [initial(crypto(qok[:100]), da),
              initial(crypto(qok[100:], 100), da),

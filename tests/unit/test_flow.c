@@ -15,6 +15,7 @@
 #include <cmocka.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <linux/netfilter.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -390,6 +391,64 @@ static size_t hello_initial(uint8_t *o, const uint8_t dcid[8], bool other,
 		end = n;
 	return initial_of(o, dcid, fr, crypto_frame(fr, off, ch + off,
 						     end - off));
+}
+
+/* UDP datagram P with its IPv4 TTL set to TTL and its hook to HOOK. */
+static struct pkt ttl_hook(struct pkt p, uint8_t ttl, uint8_t hook)
+{
+	ip[8] = ttl;		/* P's bytes are ip[]'s */
+	p.hook = hook;
+	return p;
+}
+
+/* Where packets go on to another host, a client's datagrams share one
+ * TTL: an Initial of the flow's DCID with a lower one than its first is
+ * a fake (INCOMPLETE itself, the flow's name stays), with a higher one
+ * the first was (the flow's name is INCOMPLETE). At input, no fake. */
+static void test_quic_ttl(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const uint8_t da[8] = { 0xa, 1, 2, 3, 4, 5, 6, 7 };
+	static uint8_t a[1400], b[1400];
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+	size_t na = hello_initial(a, da, false, 0, 9999);
+	size_t nb = hello_initial(b, da, true, 0, 9999);
+	void *f;
+
+	(void)state;
+	assert_non_null(t);
+	/* The fake first (exbmple.com, TTL 3), then the real one. */
+	names_of(t, ttl_hook(udp(41000, 443, b, nb), 3, NF_INET_FORWARD),
+		 &fate);
+	assert_string_equal(out.n.name, "exbmple.com");
+	f = names_of(t, ttl_hook(udp(41000, 443, a, na), 64, NF_INET_FORWARD),
+		     &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	assert_non_null(f);
+	names_of(t, ttl_hook(udp(41000, 443, b, nb), 64, NF_INET_FORWARD),
+		 &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	/* The real one first, then a fake: the fake's own. */
+	names_of(t, ttl_hook(udp(41001, 443, a, na), 64, NF_INET_FORWARD),
+		 &fate);
+	assert_string_equal(out.n.name, "example.com");
+	f = names_of(t, ttl_hook(udp(41001, 443, b, nb), 3, NF_INET_FORWARD),
+		     &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	assert_null(f);
+	names_of(t, ttl_hook(udp(41001, 443, a, na), 64, NF_INET_FORWARD),
+		 &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "example.com");
+	/* At input this host takes any TTL: the flow's name. */
+	names_of(t, ttl_hook(udp(41002, 443, a, na), 3, NF_INET_LOCAL_IN),
+		 &fate);
+	names_of(t, ttl_hook(udp(41002, 443, a, na), 64, NF_INET_LOCAL_IN),
+		 &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "example.com");
+	flowtab_free(t);
 }
 
 /* A QUIC server tells connections apart by their DCID, the flow table by
@@ -1101,6 +1160,19 @@ static void test_tfo(void **state)
 	names_of(t, tcp(7200, TCPF_ACK, 2 + h, "body", 4), &fate);
 	assert_int_equal(out.state, PKT_INCOMPLETE);
 
+	/* Other bytes where the name was, in a segment that begins
+	 * before the stream (the server takes them from its start). */
+	names_of(t, tcp(7203, TCPF_SYN, 1, head, h), &fate);
+	assert_string_equal(out.n.name, "a.test");
+	{
+		char buf[64];
+
+		memcpy(buf, "0123456789", 10);
+		memcpy(buf + 10, other, h);
+		names_of(t, tcp(7203, TCPF_ACK, 2 - 10, buf, 10 + h), &fate);
+		assert_int_equal(out.state, PKT_INCOMPLETE);
+	}
+
 	/* A retransmitted SYN with other bytes. */
 	names_of(t, tcp(7201, TCPF_SYN, 1, head, h), &fate);
 	assert_string_equal(out.n.name, "a.test");
@@ -1189,7 +1261,9 @@ static void test_fake_syn(void **state)
 }
 
 /* Bytes that land past the 8192 gathered while there is a hole before
- * them (the name not whole): INCOMPLETE, not pending for ever. */
+ * them (the name not whole): INCOMPLETE, not pending for ever. Wholly
+ * past them, the packet's own (anybody who knows the ports can send
+ * one): the flow's name still comes; across the end, the flow's. */
 static void test_past_hole(void **state)
 {
 	static const uint16_t dns[] = { 53 };
@@ -1208,7 +1282,8 @@ static void test_past_hole(void **state)
 	assert_int_equal(out.state, PKT_INCOMPLETE);
 	assert_int_equal(out.proto, NP_NONE);
 	names_of(t, tcp(7400, TCPF_ACK, 2, head, h), &fate);
-	assert_int_equal(out.state, PKT_INCOMPLETE);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
 	names_of(t, tcp_to(7403, 443, TCPF_SYN, 1000, "", 0), &fate);
 	names_of(t, tcp_to(7403, 443, TCPF_ACK | TCPF_PSH, 10001, "x", 1),
 		 &fate);
@@ -1347,6 +1422,9 @@ static void test_bad_csum(void **state)
 	flowtab_free(t);
 }
 
+/* The hook tcp6() packets come from. */
+static uint8_t hook6 = NF_INET_FORWARD;
+
 /* TCP over IPv6 from 2001:db8::1:SPORT to 2001:db8::2:80, hop limit
  * HOP, with FLAGS, SEQ, the OPTLEN bytes of TCP options at OPT (a
  * multiple of 4) and the LEN bytes at DATA. */
@@ -1355,6 +1433,7 @@ static struct pkt tcp6(uint16_t sport, uint8_t flags, uint32_t seq,
 		       const char *data, size_t len)
 {
 	size_t th = 20 + optlen, n = 40 + th + len;
+	struct pkt p;
 
 	memset(ip, 0, 40 + th);
 	ip[0] = 0x60;
@@ -1374,7 +1453,9 @@ static struct pkt tcp6(uint16_t sport, uint8_t flags, uint32_t seq,
 	if (optlen)
 		memcpy(ip + 60, opt, optlen);
 	memcpy(ip + 40 + th, data, len);
-	return parsed(n);
+	p = parsed(n);
+	p.hook = hook6;
+	return p;
 }
 
 /* The fakes DPI evasion tools send before the real bytes, that a box on
@@ -1389,13 +1470,18 @@ static void test_fake_marks(void **state)
 	static const uint16_t dns[] = { 53 };
 	static const char head[] = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
 	static const char fake[] = "GET / HTTP/1.1\r\nHost: b.test\r\n\r\n";
-	/* NOP, NOP, timestamp TSval 1000 (or 999, 1001) */
+	/* NOP, NOP, timestamp TSval 1000 (or 998, 1001) */
 	static const uint8_t ts[] = { 1, 1, 8, 10, 0, 0, 0x03, 0xe8, 0, 0, 0,
 				      0 };
-	static const uint8_t ts_old[] = { 1, 1, 8, 10, 0, 0, 0x03, 0xe7, 0,
+	static const uint8_t ts_old[] = { 1, 1, 8, 10, 0, 0, 0x03, 0xe6, 0,
 					  0, 0, 0 };
 	static const uint8_t ts_new[] = { 1, 1, 8, 10, 0, 0, 0x03, 0xe9, 0,
 					  0, 0, 0 };
+	/* TSval 1100, 1099: the handshake's ACK, and 1 before it */
+	static const uint8_t ts_ack[] = { 1, 1, 8, 10, 0, 0, 0x04, 0x4c, 0, 0,
+					  0, 0 };
+	static const uint8_t ts_ack1[] = { 1, 1, 8, 10, 0, 0, 0x04, 0x4b, 0,
+					   0, 0, 0 };
 	static const uint8_t md5[20] = { 19, 18 };
 	static const uint8_t cut[4] = { 1, 8, 10, 0 };	/* runs past */
 	const uint32_t h = sizeof(head) - 1;
@@ -1435,15 +1521,49 @@ static void test_fake_marks(void **state)
 	 * start on are the stream's, as the server takes them. */
 	names_of(t, tcp6(7720, TCPF_SYN, 1, 60, NULL, 0, "", 0), &fate);
 	{
-		char buf[64];
+		static char buf[1400];
+		uint8_t ch[512];
+		size_t nf = client_hello((uint8_t *)buf), nr;
 
-		memcpy(buf, "0123456789", 10);
-		memcpy(buf + 10, head, h);
-		f = names_of(t, tcp6(7720, TCPF_ACK, 0xfffffff8u, 60, NULL, 0,
-				     buf, 10 + h), &fate);
+		/* a whole ClientHello for example.com before the start,
+		 * then one for exbmple.com: the look-ahead's guess, read
+		 * from the segment's first byte, is not the stream's */
+		nr = hello_bytes(ch, true);
+		memcpy(buf + nf, "\x16\x03\x01", 3);
+		buf[nf + 3] = (char)(nr >> 8);
+		buf[nf + 4] = (char)nr;
+		memcpy(buf + nf + 5, ch, nr);
+		f = names_of(t, tcp6(7720, TCPF_ACK, (uint32_t)(2 - nf), 60,
+				     NULL, 0, buf, nf + 5 + nr), &fate);
 		assert_int_equal(out.state, PKT_PRESENT);
-		assert_string_equal(out.n.name, "a.test");
+		assert_string_equal(out.n.name, "exbmple.com");
 	}
+	/* A fake SYN (it dies on the way) before the client's: the marks
+	 * are the highest TTL of the two, so the fake's segments are told. */
+	names_of(t, tcp6(7730, TCPF_SYN, 1, 3, NULL, 0, "", 0), &fate);
+	names_of(t, tcp6(7730, TCPF_SYN, 1, 60, NULL, 0, "", 0), &fate);
+	names_of(t, tcp6(7730, TCPF_ACK, 2, 3, NULL, 0, fake, h), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp6(7730, TCPF_ACK, 2, 60, NULL, 0, head, h), &fate);
+	assert_string_equal(out.n.name, "a.test");
+	/* PAWS goes by the handshake's ACK: a timestamp older than it by
+	 * more than 1 is a fake, by 1 not. */
+	names_of(t, tcp6(7731, TCPF_SYN, 1, 60, ts, sizeof(ts), "", 0), &fate);
+	names_of(t, tcp6(7731, TCPF_ACK, 2, 60, ts_ack, sizeof(ts_ack), "", 0),
+		 &fate);
+	names_of(t, tcp6(7731, TCPF_ACK, 2, 60, ts_new, sizeof(ts_new), fake,
+			 h), &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp6(7731, TCPF_ACK, 2, 60, ts_ack1, sizeof(ts_ack1), head,
+			 h), &fate);
+	assert_string_equal(out.n.name, "a.test");
+	/* Where this host takes the packet (input, prerouting), a lower
+	 * TTL is no fake: its bytes are the stream's. */
+	hook6 = NF_INET_LOCAL_IN;
+	names_of(t, tcp6(7740, TCPF_SYN, 1, 60, NULL, 0, "", 0), &fate);
+	names_of(t, tcp6(7740, TCPF_ACK, 2, 3, NULL, 0, fake, h), &fate);
+	assert_string_equal(out.n.name, "b.test");
+	hook6 = NF_INET_FORWARD;
 	/* The client's own: a higher hop limit, no timestamp, a cut option
 	 * (read as far as it goes). */
 	names_of(t, tcp6(7710, TCPF_SYN, 1, 60, ts, sizeof(ts), "", 0), &fate);
@@ -1631,6 +1751,7 @@ int main(void)
 		cmocka_unit_test_setup(test_fake_marks, plain),
 		cmocka_unit_test_setup(test_fake_marks, ahead),
 		cmocka_unit_test_setup(test_move_many, plain),
+		cmocka_unit_test_setup(test_quic_ttl, plain),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
