@@ -1,0 +1,175 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# names_forward.sh - the fakes of DPI evasion tools where nfqd judges
+# forwarded traffic (nfqd.conf(5) NAMES, Fakes): A sends crafted TCP
+# connections (scapy) through the router B to C; nfqd judges B's forward
+# hook with "tls sni @blk drop" and incomplete-verdict drop. A fake
+# ClientHello for an allowed name with a lower TTL than its SYN's (one
+# that would die on the way to the server) before the real one for a
+# blocked name: the fake incomplete and dropped, not read as the
+# connection's, the real one dropped on its name. The same with the
+# fake's TTL as the SYN's: the fake names the connection (the server
+# takes it) and both pass. IPv4 and IPv6 (hop limit). A fake SYN with a
+# low TTL before the real SYN does not lower the mark. C counts what
+# arrives per source port.
+. "$TOP_SRCDIR/tests/lib.sh"
+. "$TOP_SRCDIR/tests/integration/ctl_lib.sh"
+
+NS_C="nfqd-$$-c"
+SOCK="$TMP/nfqd.sock"
+
+fwd_cleanup() {
+	local rc=$?
+	ip netns del "$NS_C" 2>/dev/null
+	(exit $rc)
+	cleanup
+}
+trap fwd_cleanup EXIT
+
+require_root
+require_cmd ip iptables ip6tables nft
+[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import scapy' 2>/dev/null ||
+	skip "needs /usr/bin/python3 with scapy (python3-scapy)"
+in_c() { ip netns exec "$NS_C" "$@"; }
+
+ns_setup
+ip netns add "$NS_C" || fail "netns add $NS_C"
+ip link add vout netns "$NS_B" type veth peer name vin netns "$NS_C" ||
+	fail "veth B-C"
+in_b ip addr add 198.51.100.1/24 dev vout
+in_b ip addr add 2001:db8:c::1/64 dev vout nodad
+in_c ip addr add 198.51.100.2/24 dev vin
+in_c ip addr add 2001:db8:c::2/64 dev vin nodad
+in_c ip link set lo up
+in_b ip link set vout up
+in_c ip link set vin up
+mac_c=$(in_c cat /sys/class/net/vin/address)
+in_b ip neigh replace 198.51.100.2 lladdr "$mac_c" dev vout nud permanent
+in_b ip -6 neigh replace 2001:db8:c::2 lladdr "$mac_c" dev vout nud permanent
+for k in net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 \
+	net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
+	net.ipv4.conf.vb.rp_filter=0; do
+	in_b sysctl -qw "$k"
+done
+for ipt in iptables ip6tables; do
+	in_b $ipt -A FORWARD -j NFQUEUE --queue-num 0 || fail "$ipt NFQUEUE"
+done
+# C counts the data segments (PSH) that arrive, per source port, and
+# drops everything (its kernel must not answer).
+in_c nft -f - <<'NFT' || fail "nft counters in C"
+table inet got {
+	chain pre {
+		type filter hook prerouting priority 0; policy drop;
+		tcp flags & psh == psh tcp sport 30001 counter
+		tcp flags & psh == psh tcp sport 30002 counter
+		tcp flags & psh == psh tcp sport 30003 counter
+		tcp flags & psh == psh tcp sport 30011 counter
+		tcp flags & psh == psh tcp sport 30012 counter
+	}
+}
+NFT
+
+CONF=$(conf_file nfqd.conf <<EOF
+options {
+	queues { 0 };
+	copy-range 65531;
+	control-socket "$SOCK";
+	incomplete-verdict drop;
+}
+set blk { type domain; elements = { ".blocked.test" }; }
+hook forward {
+	policy accept;
+	tls sni @blk drop;
+}
+EOF
+)
+start_nfqd "$NS_B" "$CONF"
+wait_bound "$NS_B" 0
+wait_file "$SOCK"
+
+cat >"$TMP/send.py" <<'EOF'
+import logging, ssl, sys
+logging.getLogger("scapy").setLevel(logging.ERROR)
+from scapy.all import Ether, IP, IPv6, TCP, Raw, conf, sendp
+
+conf.verb = 0
+mac = sys.argv[1]
+
+
+def hello(name):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    i, o = ssl.MemoryBIO(), ssl.MemoryBIO()
+    s = ctx.wrap_bio(i, o, server_hostname=name)
+    try:
+        s.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    return o.read()
+
+
+blocked, allowed = hello("www.blocked.test"), hello("www.allowed.test")
+
+
+def ip(v6, ttl):
+    if v6:
+        return IPv6(src="2001:db8::1", dst="2001:db8:c::2", hlim=ttl)
+    return IP(src="192.0.2.1", dst="198.51.100.2", ttl=ttl)
+
+
+def conn(sport, v6, segs, syns=(64,)):
+    """SYNs of TTLS SYNS, then (TTL, bytes) segments at the start."""
+    out = [Ether(dst=mac) / ip(v6, t) / TCP(sport=sport, dport=443,
+                                              flags="S", seq=1000)
+           for t in syns]
+    for ttl, data in segs:
+        out.append(Ether(dst=mac) / ip(v6, ttl) /
+                   TCP(sport=sport, dport=443, flags="PA", seq=1001, ack=1) /
+                   Raw(data))
+    sendp(out, iface="va")
+
+
+conn(30001, False, [(3, allowed), (64, blocked)])
+conn(30002, False, [(64, allowed), (64, blocked)])
+conn(30003, False, [(3, allowed), (64, blocked)], syns=(3, 64))
+conn(30011, True, [(3, allowed), (64, blocked)])
+conn(30012, True, [(64, allowed), (64, blocked)])
+EOF
+MAC_B=$(in_b cat /sys/class/net/vb/address)
+in_a /usr/bin/python3 "$TMP/send.py" "$MAC_B" || fail "scapy sender"
+
+arrived() {
+	in_c nft list chain inet got pre | awk -v p="$1" '
+		$0 ~ "sport " p " " {
+			for (i = 1; i <= NF; i++)
+				if ($i == "packets") print $(i + 1)
+		}'
+}
+counters() {
+	"$NFQD_CTL" -s "$SOCK" -j stats | /usr/bin/python3 -c '
+import json, sys
+q = json.load(sys.stdin)["queues"][0]
+print(q["packets"], q["accepted"], q["dropped"], q["incomplete"])'
+}
+# 5 connections: 6 SYNs, 10 data segments.
+end=$(deadline "$WAIT_SECONDS")
+while set -- $(counters) && [ "$1" != 16 ] && before "$end"; do
+	sleep 0.1
+done
+log "judged $1, accepted $2, dropped $3, incomplete $4"
+for p in 30001 30002 30003 30011 30012; do
+	log "sport $p: $(arrived $p) data segments arrived"
+done
+# The fakes (TTL 2 and hop limit 2 at B's forward hook, below the SYN's
+# 63): dropped, incomplete; the real ClientHellos dropped on the name.
+[ "$(arrived 30001)" = 0 ] || fail "IPv4: a fake with a lower TTL named the connection"
+[ "$(arrived 30011)" = 0 ] || fail "IPv6: a fake with a lower hop limit named the connection"
+[ "$(arrived 30003)" = 0 ] || fail "a fake SYN with a low TTL lowered the mark"
+# The same TTL as the SYN's: the server takes the first bytes, so they
+# name the connection, and the later ones are its.
+[ "$(arrived 30002)" = 2 ] || fail "IPv4: the first ClientHello did not name the connection"
+[ "$(arrived 30012)" = 2 ] || fail "IPv6: the first ClientHello did not name the connection"
+[ "$1" = 16 ] && [ "$2" = 10 ] && [ "$3" = 6 ] && [ "$4" = 3 ] ||
+	fail "judged/accepted/dropped/incomplete $1/$2/$3/$4, want 16/10/6/3"
+log "ok: fakes with a lower TTL dropped, not read; the same TTL read"
