@@ -26,9 +26,7 @@ require_cmd ip iptables ip6tables nft
 	skip "needs /usr/bin/python3 with scapy (python3-scapy)"
 
 router_setup
-for ipt in iptables ip6tables; do
-	in_b $ipt -A FORWARD -j NFQUEUE --queue-num 0 || fail "$ipt NFQUEUE"
-done
+router_queue
 # C counts per source at prerouting: fragments are never reassembled
 # before it (no conntrack in C).
 in_c nft -f - <<'NFT' || fail "nft counters in C"

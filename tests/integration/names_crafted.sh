@@ -80,28 +80,17 @@ start_nfqd "$NS_B" "$conf"
 wait_bound "$NS_B" 0
 
 cat >"$TMP/send.py" <<'EOF'
-import logging, ssl, struct, sys
+import logging, struct, sys
 logging.getLogger("scapy").setLevel(logging.ERROR)
 from scapy.all import Ether, IP, TCP, UDP, Raw, conf, sendp
+sys.path.insert(0, sys.argv[2])
+from craft import crypto, hello, initial
 
 conf.verb = 0
 mac = sys.argv[1]
 out = []
 want = {"accepted": 0, "dropped": 0, "incomplete": 0}
 port = [20000]
-
-
-def hello(name):
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    i, o = ssl.MemoryBIO(), ssl.MemoryBIO()
-    s = ctx.wrap_bio(i, o, server_hostname=name)
-    try:
-        s.do_handshake()
-    except ssl.SSLWantReadError:
-        pass
-    return o.read()
 
 
 def conn(segs, acc, drop, inc=0, dport=443):
@@ -298,48 +287,8 @@ out.append(Ether(dst=mac) / IP(src="192.0.2.1", dst="192.0.2.2") /
 want["dropped"] += 1
 want["incomplete"] += 1
 
-# QUIC Initials that decrypt (RFC 9001).
+# QUIC Initials that decrypt (RFC 9001): craft.py.
 import os
-from cryptography.hazmat.primitives import hashes, hmac
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
-
-def hkdf(salt, ikm, label=None, length=32):
-    if label is None:
-        h = hmac.HMAC(salt, hashes.SHA256())
-        h.update(ikm)
-        return h.finalize()
-    full = b"tls13 " + label
-    info = struct.pack(">HB", length, len(full)) + full + b"\x00"
-    h = hmac.HMAC(ikm, hashes.SHA256())
-    h.update(info + b"\x01")
-    return h.finalize()[:length]
-
-
-def initial(frames, dcid, keyid=None):
-    """A v1 client Initial: FRAMES, padded; sealed with KEYID's keys."""
-    salt = bytes.fromhex("38762cf7f55934b34d179ae6a4c80cadccbb7f0a")
-    sec = hkdf(salt, keyid or dcid)
-    sec = hkdf(None, sec, b"client in")
-    key, iv, hp = (hkdf(None, sec, b"quic key", 16),
-                   hkdf(None, sec, b"quic iv", 12),
-                   hkdf(None, sec, b"quic hp", 16))
-    pl = frames + bytes(max(0, 1162 - len(frames)))
-    hdr = (b"\xc3\x00\x00\x00\x01" + bytes([len(dcid)]) + dcid + b"\x00\x00" +
-           struct.pack(">H", 0x4000 | (len(pl) + 20)) + b"\x00\x00\x00\x00")
-    ct = AESGCM(key).encrypt(iv, pl, hdr)
-    enc = Cipher(algorithms.AES(hp), modes.ECB()).encryptor()
-    mask = enc.update(ct[:16]) + enc.finalize()
-    h = bytearray(hdr)
-    h[0] ^= mask[0] & 0x0f
-    for i in range(4):
-        h[-4 + i] ^= mask[1 + i]
-    return bytes(h) + ct
-
-
-def crypto(data, off=0):
-    return b"\x06" + struct.pack(">HH", 0x4000 | off, 0x4000 | len(data)) + data
 
 
 def quic(sport, dgrams, acc, drop, inc=0):
@@ -393,7 +342,8 @@ quic(41007, [initial(crypto(qok[:100]), da),
 sendp(out, iface="va")
 print(len(out), want["accepted"], want["dropped"], want["incomplete"])
 EOF
-set -- $(in_a /usr/bin/python3 "$TMP/send.py" "$(in_b cat /sys/class/net/vb/address)") ||
+CRAFT="$TOP_SRCDIR/tests/integration"	# craft.py
+set -- $(in_a /usr/bin/python3 "$TMP/send.py" "$(in_b cat /sys/class/net/vb/address)" "$CRAFT") ||
 	fail "send.py"
 total=$1 acc=$2 drop=$3 inc=$4
 log "sent $total packets: want $acc accepted, $drop dropped, $inc incomplete"
@@ -423,22 +373,15 @@ log "ok: $2 accepted, $3 dropped, $4 incomplete, as the cases add up"
 # first flows is accepted: those whose state is gone (evicted, or never
 # gathered for want of room) are INCOMPLETE, the others blocked by name.
 cat >"$TMP/flood.py" <<'EOF'
-import logging, random, ssl, sys
+import logging, random, sys
 logging.getLogger("scapy").setLevel(logging.ERROR)
 from scapy.all import Ether, IP, TCP, Raw, conf, sendp
+sys.path.insert(0, sys.argv[4])
+from craft import hello
 
 conf.verb = 0
 mac, n, phase = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-ctx.check_hostname = False
-ctx.verify_mode = ssl.CERT_NONE
-i, o = ssl.MemoryBIO(), ssl.MemoryBIO()
-s = ctx.wrap_bio(i, o, server_hostname="www.blocked.test")
-try:
-    s.do_handshake()
-except ssl.SSLWantReadError:
-    pass
-ch = o.read()
+ch = hello("www.blocked.test")
 k = len(ch) // 2
 random.seed(7)
 out = []
@@ -462,7 +405,7 @@ mac=$(in_b cat /sys/class/net/vb/address)
 set -- $(counters)
 p0=$1 a0=$2 d0=$3 i0=$4
 FLOOD=30000
-sent=$(in_a /usr/bin/python3 "$TMP/flood.py" "$mac" $FLOOD open) || fail "flood"
+sent=$(in_a /usr/bin/python3 "$TMP/flood.py" "$mac" $FLOOD open "$CRAFT") || fail "flood"
 end=$(deadline 60)
 while before "$end"; do
 	set -- $(counters)
@@ -491,7 +434,7 @@ fi
 # The first flows were evicted: their second halves are INCOMPLETE.
 set -- $(counters)
 p1=$1 a1=$2 d1=$3 i1=$4
-sent=$(in_a /usr/bin/python3 "$TMP/flood.py" "$mac" $FLOOD close) || fail "close"
+sent=$(in_a /usr/bin/python3 "$TMP/flood.py" "$mac" $FLOOD close "$CRAFT") || fail "close"
 end=$(deadline "$WAIT_SECONDS")
 while before "$end"; do
 	set -- $(counters)
@@ -513,7 +456,7 @@ until grep -q "flow table resized to 4096 flows" "$TMP/nfqd.log" || ! before "$e
 done
 grep -q "flow table resized to 4096 flows" "$TMP/nfqd.log" ||
 	fail "no new flow table after the reload: $(tail -5 "$TMP/nfqd.log")"
-in_a /usr/bin/python3 "$TMP/send.py" "$mac" >/dev/null || fail "send.py again"
+in_a /usr/bin/python3 "$TMP/send.py" "$mac" "$CRAFT" >/dev/null || fail "send.py again"
 end=$(deadline "$WAIT_SECONDS")
 while before "$end"; do
 	set -- $(flows)
@@ -528,22 +471,15 @@ log "ok: reload with flow-table-size 4096: $(grep -o 'flow table resized.*' "$TM
 # between, is INCOMPLETE afterwards (its state lost), not pending for
 # ever on the hole where its first bytes were.
 cat >"$TMP/late.py" <<'EOF'
-import logging, ssl, sys
+import logging, sys
 logging.getLogger("scapy").setLevel(logging.ERROR)
 from scapy.all import Ether, IP, TCP, Raw, conf, sendp
+sys.path.insert(0, sys.argv[3])
+from craft import hello
 
 conf.verb = 0
 mac, phase = sys.argv[1], sys.argv[2]
-ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-ctx.check_hostname = False
-ctx.verify_mode = ssl.CERT_NONE
-i, o = ssl.MemoryBIO(), ssl.MemoryBIO()
-s = ctx.wrap_bio(i, o, server_hostname="www.blocked.test")
-try:
-    s.do_handshake()
-except ssl.SSLWantReadError:
-    pass
-ch = o.read()
+ch = hello("www.blocked.test")
 base = Ether(dst=mac) / IP(src="192.0.2.1", dst="192.0.2.2")
 t = TCP(sport=30001, dport=443, flags="PA", ack=1)
 if phase == "syn":
@@ -558,7 +494,7 @@ sendp([p], iface="va")
 EOF
 late() {	# phase: send it, wait until nfqd has judged it
 	set -- "$1" $(counters)
-	in_a /usr/bin/python3 "$TMP/late.py" "$mac" "$1" || fail "late.py $1"
+	in_a /usr/bin/python3 "$TMP/late.py" "$mac" "$1" "$CRAFT" || fail "late.py $1"
 	local p0=$2 end=$(deadline "$WAIT_SECONDS")
 	while before "$end"; do
 		set -- "$1" $(counters)

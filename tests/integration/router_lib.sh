@@ -3,7 +3,8 @@
 # (sourced after lib.sh). router_setup makes A and B (ns_setup), then C,
 # a veth B (vout: 198.51.100.1, 2001:db8:c::1) - C (vin: 198.51.100.2,
 # 2001:db8:c::2) with fixed neighbours, and B forwarding IPv4 and IPv6
-# without reverse-path filtering. A test sets "trap router_cleanup EXIT",
+# without reverse-path filtering; router_queue sends B's forwarded
+# packets, IPv4 and IPv6, to queue 0. A test sets "trap router_cleanup EXIT",
 # which removes C and then does lib.sh's cleanup.
 
 NS_C="nfqd-$$-c"
@@ -37,5 +38,12 @@ router_setup() {
 		net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
 		net.ipv4.conf.vb.rp_filter=0; do
 		in_b sysctl -qw "$k"
+	done
+}
+
+router_queue() {
+	for ipt in iptables ip6tables; do
+		in_b $ipt -A FORWARD -j NFQUEUE --queue-num 0 ||
+			fail "$ipt NFQUEUE"
 	done
 }
