@@ -952,6 +952,14 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		f = lookup(t, p, false, h, now, 0);
 		from_client = false;
 	}
+	if (p->flags & PKT_HBH_MISPLACED) {
+		/* The server discards it (pkt.h): a fake, SYN or not. */
+		if (f)
+			decoy(t, f, o, NP_NONE, fp);
+		else
+			unseen(t, o, NP_NONE);
+		return;
+	}
 	seq = tcp_seq(p);
 	if (syn) {
 		/* A retransmitted SYN leaves the flow as it is; another
@@ -1146,14 +1154,17 @@ static void quic_restart(struct flowtab *t, struct flow *f, uint64_t dcid,
 
 /*
  * Would the server's kernel drop UDP datagram P (l4_payload() said it
- * has a header), or read less of it than nfqd? A length field other than
- * the datagram's (a shorter one cuts it), an IPv6 checksum of 0 (RFC
- * 8200 8.1), a bad checksum where the kernel has not verified it.
+ * has a header), or read less of it than nfqd? A hop-by-hop header out
+ * of place (pkt.h), a length field other than the datagram's (a shorter
+ * one cuts it), an IPv6 checksum of 0 (RFC 8200 8.1), a bad checksum
+ * where the kernel has not verified it.
  */
 static bool udp_bad(const struct pkt *p)
 {
 	const uint8_t *th = p->payload + (p->payload_len - p->th_copied);
 
+	if (p->flags & PKT_HBH_MISPLACED)
+		return true;
 	if ((uint32_t)(th[4] << 8 | th[5]) != p->th_len)
 		return true;
 	if (p->l3_family == AF_INET6 && !th[6] && !th[7])

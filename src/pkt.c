@@ -92,7 +92,9 @@ static bool ipv6_last_hdr(uint8_t next)
  * nft_set_pktinfo_ipv6() calls it, walked inside the copy. It stops at AH
  * (AH is the transport protocol then) and at a non-first fragment. Leaving
  * the copy, a header running past the packet's end and a chain longer than
- * PKT_MAX_EXTHDRS leave p->l4 INCOMPLETE.
+ * PKT_MAX_EXTHDRS leave p->l4 INCOMPLETE. Like nft, it walks past a
+ * hop-by-hop header that is not the first, and marks the packet
+ * PKT_HBH_MISPLACED: the receiving host discards it.
  */
 static void walk_ipv6(struct pkt *p)
 {
@@ -108,6 +110,8 @@ static void walk_ipv6(struct pkt *p)
 			break;
 		if (n == PKT_MAX_EXTHDRS)
 			return;
+		if (n && next == IPPROTO_HOPOPTS)
+			p->flags |= PKT_HBH_MISPLACED;
 		/* ipv6_find_hdr reads 4 bytes of these, 2 of the others. */
 		need = next == IPPROTO_ROUTING || next == IPPROTO_FRAGMENT ?
 		       4 : 2;
@@ -192,6 +196,7 @@ void pkt_parse_headers(struct pkt *p)
 	p->l3 = p->l4 = p->l3_family || other ? PKT_INCOMPLETE : PKT_ABSENT;
 	p->l4proto = 0;
 	p->ip_protocol = 0;
+	p->flags &= ~(uint32_t)PKT_HBH_MISPLACED;
 	p->fragment = false;
 	p->first_fragment = false;
 	memset(p->saddr, 0, sizeof(p->saddr));

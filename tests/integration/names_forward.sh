@@ -10,8 +10,11 @@
 # connection's, the real one dropped on its name. The same with the
 # fake's TTL as the SYN's: the fake names the connection (the server
 # takes it) and both pass. IPv4 and IPv6 (hop limit). A fake SYN with a
-# low TTL before the real SYN does not lower the mark. C counts what
-# arrives per source port.
+# low TTL before the real SYN does not lower the mark. IPv6 fakes with
+# two hop-by-hop headers (zapret's hopbyhop2: routers forward them, the
+# server discards them), a ClientHello and a QUIC Initial, are not read
+# either; with one such header (the server takes it) they are. C counts
+# what arrives per source port.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/integration/ctl_lib.sh"
 . "$TOP_SRCDIR/tests/integration/router_lib.sh"
@@ -23,11 +26,11 @@ require_root
 require_cmd ip iptables ip6tables nft
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import scapy' 2>/dev/null ||
 	skip "needs /usr/bin/python3 with scapy (python3-scapy)"
+/usr/bin/python3 -c 'import cryptography' 2>/dev/null ||
+	skip "needs /usr/bin/python3 with cryptography (python3-cryptography)"
 
 router_setup
-for ipt in iptables ip6tables; do
-	in_b $ipt -A FORWARD -j NFQUEUE --queue-num 0 || fail "$ipt NFQUEUE"
-done
+router_queue
 # C counts the data segments (PSH) that arrive, per source port, and
 # drops everything (its kernel must not answer).
 in_c nft -f - <<'NFT' || fail "nft counters in C"
@@ -39,6 +42,10 @@ table inet got {
 		tcp flags & psh == psh tcp sport 30003 counter
 		tcp flags & psh == psh tcp sport 30011 counter
 		tcp flags & psh == psh tcp sport 30012 counter
+		tcp flags & psh == psh tcp sport 30013 counter
+		tcp flags & psh == psh tcp sport 30014 counter
+		udp sport 41013 counter
+		udp sport 41014 counter
 	}
 }
 NFT
@@ -62,46 +69,48 @@ wait_bound "$NS_B" 0
 wait_file "$SOCK"
 
 cat >"$TMP/send.py" <<'EOF'
-import logging, ssl, sys
+import logging, os, sys
 logging.getLogger("scapy").setLevel(logging.ERROR)
-from scapy.all import Ether, IP, IPv6, TCP, Raw, conf, sendp
+from scapy.all import (Ether, IP, IPv6, IPv6ExtHdrHopByHop, TCP, UDP, Raw,
+                       conf, sendp)
+sys.path.insert(0, sys.argv[2])
+from craft import crypto, hello, initial
 
 conf.verb = 0
 mac = sys.argv[1]
 
 
-def hello(name):
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    i, o = ssl.MemoryBIO(), ssl.MemoryBIO()
-    s = ctx.wrap_bio(i, o, server_hostname=name)
-    try:
-        s.do_handshake()
-    except ssl.SSLWantReadError:
-        pass
-    return o.read()
-
-
 blocked, allowed = hello("www.blocked.test"), hello("www.allowed.test")
 
 
-def ip(v6, ttl):
+def ip(v6, ttl, hbh=0):
+    """IPv4, or IPv6 behind HBH hop-by-hop headers."""
     if v6:
-        return IPv6(src="2001:db8::1", dst="2001:db8:c::2", hlim=ttl)
+        h = IPv6(src="2001:db8::1", dst="2001:db8:c::2", hlim=ttl)
+        for _ in range(hbh):
+            h = h / IPv6ExtHdrHopByHop()
+        return h
     return IP(src="192.0.2.1", dst="198.51.100.2", ttl=ttl)
 
 
 def conn(sport, v6, segs, syns=(64,)):
-    """SYNs of TTLS SYNS, then (TTL, bytes) segments at the start."""
+    """SYNs of TTLS SYNS, then (TTL, bytes[, hop-by-hop headers])
+    segments at the start."""
     out = [Ether(dst=mac) / ip(v6, t) / TCP(sport=sport, dport=443,
                                               flags="S", seq=1000)
            for t in syns]
-    for ttl, data in segs:
-        out.append(Ether(dst=mac) / ip(v6, ttl) /
+    for ttl, data, *hbh in segs:
+        out.append(Ether(dst=mac) / ip(v6, ttl, *hbh) /
                    TCP(sport=sport, dport=443, flags="PA", seq=1001, ack=1) /
                    Raw(data))
     sendp(out, iface="va")
+
+
+def quic(sport, dgrams):
+    """IPv6 datagrams (bytes, hop-by-hop headers) to port 443."""
+    sendp([Ether(dst=mac) / ip(True, 64, hbh) /
+           UDP(sport=sport, dport=443) / Raw(d) for d, hbh in dgrams],
+          iface="va")
 
 
 conn(30001, False, [(3, allowed), (64, blocked)])
@@ -109,9 +118,16 @@ conn(30002, False, [(64, allowed), (64, blocked)])
 conn(30003, False, [(3, allowed), (64, blocked)], syns=(3, 64))
 conn(30011, True, [(3, allowed), (64, blocked)])
 conn(30012, True, [(64, allowed), (64, blocked)])
+conn(30013, True, [(64, allowed, 2), (64, blocked)])
+conn(30014, True, [(64, allowed, 1), (64, blocked)])
+dcid = os.urandom(8)
+qok, qbad = initial(crypto(allowed[5:]), dcid), initial(crypto(blocked[5:]), dcid)
+quic(41013, [(qok, 2), (qbad, 0)])
+quic(41014, [(qok, 1), (qbad, 0)])
 EOF
 MAC_B=$(in_b cat /sys/class/net/vb/address)
-in_a /usr/bin/python3 "$TMP/send.py" "$MAC_B" || fail "scapy sender"
+in_a /usr/bin/python3 "$TMP/send.py" "$MAC_B" \
+	"$TOP_SRCDIR/tests/integration" || fail "scapy sender"
 
 arrived() {
 	in_c nft list chain inet got pre | awk -v p="$1" '
@@ -126,13 +142,13 @@ import json, sys
 q = json.load(sys.stdin)["queues"][0]
 print(q["packets"], q["accepted"], q["dropped"], q["incomplete"])'
 }
-# 5 connections: 6 SYNs, 10 data segments.
+# 7 connections: 8 SYNs, 14 data segments; 4 QUIC datagrams.
 end=$(deadline "$WAIT_SECONDS")
-while set -- $(counters) && [ "$1" != 16 ] && before "$end"; do
+while set -- $(counters) && [ "$1" != 26 ] && before "$end"; do
 	sleep 0.1
 done
 log "judged $1, accepted $2, dropped $3, incomplete $4"
-for p in 30001 30002 30003 30011 30012; do
+for p in 30001 30002 30003 30011 30012 30013 30014 41013 41014; do
 	log "sport $p: $(arrived $p) data segments arrived"
 done
 # The fakes (TTL 2 and hop limit 2 at B's forward hook, below the SYN's
@@ -144,6 +160,12 @@ done
 # name the connection, and the later ones are its.
 [ "$(arrived 30002)" = 2 ] || fail "IPv4: the first ClientHello did not name the connection"
 [ "$(arrived 30012)" = 2 ] || fail "IPv6: the first ClientHello did not name the connection"
-[ "$1" = 16 ] && [ "$2" = 10 ] && [ "$3" = 6 ] && [ "$4" = 3 ] ||
-	fail "judged/accepted/dropped/incomplete $1/$2/$3/$4, want 16/10/6/3"
-log "ok: fakes with a lower TTL dropped, not read; the same TTL read"
+# Two hop-by-hop headers: the server discards the fake, so it is not read
+# (dropped, incomplete); one: the server takes it, so it names the flow.
+[ "$(arrived 30013)" = 0 ] || fail "a fake with two hop-by-hop headers named the connection"
+[ "$(arrived 41013)" = 0 ] || fail "a QUIC fake with two hop-by-hop headers named the connection"
+[ "$(arrived 30014)" = 2 ] || fail "a ClientHello with one hop-by-hop header did not name the connection"
+[ "$(arrived 41014)" = 2 ] || fail "an Initial with one hop-by-hop header did not name the connection"
+[ "$1" = 26 ] && [ "$2" = 16 ] && [ "$3" = 10 ] && [ "$4" = 5 ] ||
+	fail "judged/accepted/dropped/incomplete $1/$2/$3/$4, want 26/16/10/5"
+log "ok: fakes with a lower TTL or two hop-by-hop headers dropped, not read; the same TTL read"

@@ -1577,6 +1577,73 @@ static void test_fake_marks(void **state)
 	flowtab_free(t);
 }
 
+/* IPv6 packet P (its bytes ip[]'s) with K hop-by-hop headers of 8 bytes
+ * (PadN) put between the IPv6 header and the next, parsed again. */
+static struct pkt hbh(struct pkt p, unsigned k)
+{
+	size_t n = p.payload_len, add = 8 * (size_t)k;
+	uint8_t next = ip[6];
+	uint8_t hook = p.hook;
+
+	memmove(ip + 40 + add, ip + 40, n - 40);
+	for (unsigned i = 0; i < k; i++) {
+		uint8_t *e = ip + 40 + 8 * i;
+
+		memset(e, 0, 8);
+		e[0] = i + 1 < k ? IPPROTO_HOPOPTS : next;
+		e[2] = 1;	/* PadN of 4 */
+		e[3] = 4;
+	}
+	ip[6] = IPPROTO_HOPOPTS;
+	n += add;
+	ip[4] = (uint8_t)((n - 40) >> 8);
+	ip[5] = (uint8_t)(n - 40);
+	p = parsed(n);
+	p.hook = hook;
+	return p;
+}
+
+/* A hop-by-hop header after another (zapret's hopbyhop2): routers pass
+ * it, the server discards it. Such a fake SYN makes no flow, such a fake
+ * segment is INCOMPLETE and not gathered, at any hook; one hop-by-hop
+ * header is the client's own. */
+static void test_hbh_fake(void **state)
+{
+	static const uint16_t dns[] = { 53 };
+	static const char head[] = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	static const char fake[] = "GET / HTTP/1.1\r\nHost: b.test\r\n\r\n";
+	const uint32_t h = sizeof(head) - 1;
+	struct flowtab *t = flowtab_new(64, 60, dns, 1);
+	enum flow_fate fate;
+	void *f;
+
+	(void)state;
+	assert_non_null(t);
+	hook6 = NF_INET_LOCAL_IN;
+	names_of(t, tcp6(7800, TCPF_SYN, 1, 60, NULL, 0, "", 0), &fate);
+	f = names_of(t, hbh(tcp6(7800, TCPF_ACK, 2, 60, NULL, 0, fake, h), 2),
+		     &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	assert_null(f);
+	f = names_of(t, hbh(tcp6(7800, TCPF_ACK, 2, 60, NULL, 0, head, h), 1),
+		     &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+	assert_non_null(f);
+	/* A fake SYN of another sequence number first: the real one's
+	 * flow, whose bytes then name it. */
+	names_of(t, hbh(tcp6(7801, TCPF_SYN, 99, 60, NULL, 0, "", 0), 2),
+		 &fate);
+	assert_int_equal(out.state, PKT_INCOMPLETE);
+	names_of(t, tcp6(7801, TCPF_SYN, 1, 60, NULL, 0, "", 0), &fate);
+	assert_int_equal(out.state, NAMES_PENDING);
+	names_of(t, tcp6(7801, TCPF_ACK, 2, 60, NULL, 0, head, h), &fate);
+	assert_int_equal(out.state, PKT_PRESENT);
+	assert_string_equal(out.n.name, "a.test");
+	hook6 = NF_INET_FORWARD;
+	flowtab_free(t);
+}
+
 /* A SYN from SRC:40000 to DST:80 (IPv4 addresses, host order). */
 static struct pkt syn_between(uint32_t src, uint32_t dst)
 {
@@ -1750,6 +1817,8 @@ int main(void)
 		cmocka_unit_test_setup(test_bad_csum, ahead),
 		cmocka_unit_test_setup(test_fake_marks, plain),
 		cmocka_unit_test_setup(test_fake_marks, ahead),
+		cmocka_unit_test_setup(test_hbh_fake, plain),
+		cmocka_unit_test_setup(test_hbh_fake, ahead),
 		cmocka_unit_test_setup(test_move_many, plain),
 		cmocka_unit_test_setup(test_quic_ttl, plain),
 	};

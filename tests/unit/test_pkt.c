@@ -409,6 +409,41 @@ static void test_ipv6_ext_chain(void **state)
 	assert_int_equal(TH(p, DPORT), PKT_ABSENT);
 }
 
+/* A hop-by-hop header is walked wherever it is, as nft walks it; after
+ * another header it marks the packet (the receiving host discards it). */
+static void test_ipv6_hbh_misplaced(void **state)
+{
+	struct pkt p;
+
+	(void)state;
+	/* hop-by-hop -> UDP: in place */
+	ip6(IPPROTO_HOPOPTS, 16);
+	buf[40] = IPPROTO_UDP;
+	ports(buf + 48, 1234, 53);
+	p = parse(56, 0);
+	assert_int_equal(p.l4proto, IPPROTO_UDP);
+	assert_false(p.flags & PKT_HBH_MISPLACED);
+	/* hop-by-hop -> hop-by-hop -> UDP, dest opts -> hop-by-hop -> UDP */
+	for (int k = 0; k < 2; k++) {
+		ip6(k ? IPPROTO_DSTOPTS : IPPROTO_HOPOPTS, 24);
+		buf[40] = IPPROTO_HOPOPTS;
+		buf[48] = IPPROTO_UDP;
+		ports(buf + 56, 1234, 53);
+		p = parse(64, 0);
+		assert_int_equal(p.l4, PKT_PRESENT);
+		assert_int_equal(p.l4proto, IPPROTO_UDP);
+		assert_int_equal(p.dport, 53);
+		assert_true(p.flags & PKT_HBH_MISPLACED);
+	}
+	/* The mark is the packet's: parsed again without, it goes. */
+	ip6(IPPROTO_UDP, 8);
+	ports(buf + 40, 1234, 53);
+	p.payload = buf;
+	p.payload_len = p.orig_len = 48;
+	pkt_parse_headers(&p);
+	assert_false(p.flags & PKT_HBH_MISPLACED);
+}
+
 static void test_ipv6_long_chains(void **state)
 {
 	struct pkt p;
@@ -511,6 +546,7 @@ int main(void)
 		cmocka_unit_test(test_short_and_garbage),
 		cmocka_unit_test(test_ipv6_udp_icmp),
 		cmocka_unit_test(test_ipv6_ext_chain),
+		cmocka_unit_test(test_ipv6_hbh_misplaced),
 		cmocka_unit_test(test_ipv6_long_chains),
 		cmocka_unit_test(test_ipv6_malformed),
 		cmocka_unit_test(test_ipv6_ah_none_esp),
