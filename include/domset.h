@@ -42,6 +42,14 @@ int domset_pattern(const char *text, size_t len, char *name, unsigned *flags,
 /* Write the pattern text of NAME with FLAGS into OUT (DOM_PATTERN_MAX + 1). */
 void domset_pattern_text(const char *name, unsigned flags, char *out);
 
+/* The hash of normalised NAME (LEN bytes): its probe's (dom_probes) when
+ * it is a label suffix of a name looked up. */
+uint64_t domset_name_hash(const char *name, size_t len);
+
+/* Does D hold NAME (LEN bytes) with every one of FLAGS? */
+bool domset_holds(const struct domset *d, const char *name, size_t len,
+		  unsigned flags);
+
 /* Add normalised NAME (LEN bytes) with FLAGS (merged with any earlier). */
 int domset_add(struct domset *d, const char *name, size_t len, unsigned flags);
 

@@ -21,6 +21,8 @@
 
 #define DYNSET_DEFAULT_SIZE	65536u	/* runtime elements without "size" */
 
+struct dom_probes;
+
 /* Where a runtime element came from. */
 enum dyn_origin {
 	DYN_RUNTIME,		/* nfqd-ctl set add */
@@ -39,7 +41,28 @@ struct dynset_stats {
 };
 
 /*
- * An empty runtime part for a set of KIND (SETK_U32 or SETK_U128) and
+ * A domain set's runtime element (SETK_DOMAIN) is a pattern (domset.h): a
+ * normalised NAME of LEN bytes with DOM_* FLAGS. "example.com",
+ * "*.example.com" and ".example.com" are three elements.
+ */
+struct dyn_name {
+	const char *name;
+	size_t len;
+	unsigned flags;
+};
+
+/* One element, as dynset_walk() shows it: V its value (a domain set's:
+ * its name's hash), N a domain set's pattern (N.len 0 for others). */
+struct dyn_elem {
+	const uint8_t *v;
+	struct dyn_name n;
+	enum dyn_origin origin;
+	uint64_t left_ns;		/* 0: no timeout */
+};
+
+/*
+ * An empty runtime part for a set of KIND (SETK_U32, SETK_U128 or
+ * SETK_DOMAIN) and
  * config type TYPE (enum set_type, kept only to tell a type change),
  * holding at most MAX elements; TIMEOUT_NS is the default timeout of
  * elements added without one (0: none). One reference, the caller's.
@@ -67,6 +90,14 @@ size_t dynset_max(const struct dynset *s);
  * network order. */
 bool dynset_has_u32(const struct dynset *s, uint32_t v);
 bool dynset_has_u128(const struct dynset *s, const uint8_t v[16]);
+/* A domain set's: does normalised NAME (LEN bytes) match a live pattern,
+ * the name itself or a name it is below? One lookup per label suffix,
+ * by PR (NAME's probes, domset_probes()) or, NULL, probes made here;
+ * a load while the set never had a runtime element. */
+bool dynset_match_name(const struct dynset *s, const char *name, size_t len,
+		       const struct dom_probes *pr);
+/* Is pattern N itself a live element? */
+bool dynset_has_pattern(const struct dynset *s, const struct dyn_name *n);
 
 /* Monotonic "now" in ns, the clock expiries use. */
 uint64_t dynset_now(void);
@@ -81,16 +112,23 @@ uint64_t dynset_now(void);
  */
 int dynset_add(struct dynset *s, const uint8_t v[16], uint64_t timeout_ns,
 	       enum dyn_origin origin, bool refresh);
+/* The same for a domain set's pattern N; -EINVAL for an empty or too
+ * long name or no flags. */
+int dynset_add_pattern(struct dynset *s, const struct dyn_name *n,
+		       uint64_t timeout_ns, enum dyn_origin origin,
+		       bool refresh);
 
 /*
  * Remove V: 1 removed, 0 not there. The element is freed by
  * dynset_reclaim(). Main thread.
  */
 int dynset_del(struct dynset *s, const uint8_t v[16]);
+int dynset_del_pattern(struct dynset *s, const struct dyn_name *n);
 /* Take back V, which this thread's dynset_add() just added (a command
  * refused part-way): removed, and no longer counted as an add. 1
  * removed, 0 not there. Main thread. */
 int dynset_undo_add(struct dynset *s, const uint8_t v[16]);
+int dynset_undo_add_pattern(struct dynset *s, const struct dyn_name *n);
 /* Remove every element; the count removed. Main thread. */
 size_t dynset_flush(struct dynset *s);
 /* Remove the elements expired at NOW; the count removed. Main thread. */
@@ -104,12 +142,11 @@ void dynset_grow(struct dynset *s);
 void dynset_reclaim(struct dynset *s);
 
 /*
- * Visit every element not expired at NOW: FN(ARG, V, ORIGIN, LEFT_NS)
- * (LEFT_NS 0: no timeout). A non-zero return stops the walk and is
- * returned. Main thread (or any online RCU thread).
+ * Visit every element not expired at NOW: FN(ARG, ELEMENT). A non-zero
+ * return stops the walk and is returned. Main thread (or any online RCU
+ * thread).
  */
-typedef int (*dynset_walk_fn)(void *arg, const uint8_t v[16],
-			      enum dyn_origin origin, uint64_t left_ns);
+typedef int (*dynset_walk_fn)(void *arg, const struct dyn_elem *e);
 int dynset_walk(const struct dynset *s, uint64_t now, dynset_walk_fn fn,
 		void *arg);
 

@@ -153,6 +153,11 @@ const char *policy_elem_key(enum set_type type, const char *text,
 void policy_elem_text(enum set_type type, const uint8_t k[16], char *buf,
 		      size_t size);
 void policy_u32_text(enum set_type type, uint32_t v, char *buf, size_t size);
+/* Runtime element E's text (a value, or a domain set's pattern) into BUF
+ * (DOM_PATTERN_MAX + 1 bytes hold any). */
+struct dyn_elem;
+void policy_dyn_text(enum set_type type, const struct dyn_elem *e, char *buf,
+		     size_t size);
 
 /* Free the runtime elements that have expired (main thread). */
 void policy_sets_sweep(struct policy *p);

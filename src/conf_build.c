@@ -683,19 +683,19 @@ static void set_useless(struct pstate *st, const struct pset *ps,
 }
 
 /*
- * Names (ifname, domain) are neither prefixes nor ranges, and no runtime
- * elements can be added to such a set (nfqd-ctl set add refuses them):
- * its timeout flag, timeout and size would do nothing, nor would a
- * domain set's interval flag (an ifname set may have it: nft wants it
- * before wildcards). True if the type is one of those (each property
- * given is an error).
+ * Names (ifname, domain) are neither prefixes nor ranges, so a domain
+ * set's interval flag does nothing (an ifname set may have it: nft wants
+ * it before wildcards); and no runtime elements can be added to an
+ * ifname set (nfqd-ctl set add refuses them): its timeout flag, timeout
+ * and size would do nothing. Each such property given is an error. True
+ * for an ifname set (its timeout needs no more checks).
  */
 static bool set_type_checks(struct pstate *st, const struct pset *ps)
 {
-	if (ps->set.type != SET_IFNAME && ps->set.type != SET_DOMAIN)
-		return false;
 	if (ps->set.type == SET_DOMAIN)
 		set_useless(st, ps, &ps->interval_loc, "flags interval");
+	if (ps->set.type != SET_IFNAME)
+		return false;
 	set_useless(st, ps, &ps->timeout_flag_loc, "flags timeout");
 	set_useless(st, ps, &ps->size_loc, "size");
 	set_useless(st, ps, &ps->timeout_loc, "timeout");

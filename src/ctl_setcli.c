@@ -142,6 +142,7 @@ struct setreq {
 	char *buf;		/* data lines of the next request */
 	size_t len;
 	size_t line;		/* input line number (stdin) */
+	unsigned arg;		/* element number (command line) */
 	size_t sent_elems;	/* elements of answered requests */
 	long long a, b;		/* added/deleted, existing/absent */
 	unsigned requests;
@@ -197,20 +198,46 @@ static int flush_chunk(struct setreq *q, size_t n_elems)
 	return 0;
 }
 
+/* An element refused before it is sent, as the daemon refuses a bad
+ * one: one line naming it (JSON with -j), exit 1, nothing applied. */
+static int refuse(const struct setreq *q, const char *why)
+{
+	char msg[256];
+
+	if (q->line)
+		snprintf(msg, sizeof(msg), "set %s: line %zu: %s", q->words[2],
+			 q->line, why);
+	else
+		snprintf(msg, sizeof(msg), "set %s: element %u: %s",
+			 q->words[2], q->arg, why);
+	if (q->json) {
+		json_t *j = json_pack("{s:s}", "error", msg);
+
+		json_dumpf(j, stdout, JSON_INDENT(2));
+		fputc('\n', stdout);
+		json_decref(j);
+	} else {
+		fprintf(stderr, "nfqd-ctl: %s\n", msg);
+	}
+	if (q->sent_elems)
+		fprintf(stderr, "nfqd-ctl: the %zu elements before this "
+			"request were applied\n", q->sent_elems);
+	return 1;
+}
+
 /* Append one element as a data line, sending first when full. */
 static int push(struct setreq *q, const char *e, size_t n, size_t *pending)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (e[i] < 0x20 || e[i] > 0x7e) {
-			fprintf(stderr, "nfqd-ctl: line %zu: not printable "
-				"ASCII\n", q->line);
-			return CTL_EXIT_USAGE;
-		}
-	}
+	for (size_t i = 0; i < n; i++)
+		if (e[i] < 0x20 || e[i] > 0x7e)
+			return refuse(q, "not printable ASCII (write a domain "
+				      "name as its A-label, xn--...)");
 	if (n > PROTO_MAX_ARG_LEN) {
-		fprintf(stderr, "nfqd-ctl: line %zu: element longer than %u "
-			"bytes\n", q->line, PROTO_MAX_ARG_LEN);
-		return CTL_EXIT_USAGE;
+		char why[64];
+
+		snprintf(why, sizeof(why), "longer than %u bytes",
+			 PROTO_MAX_ARG_LEN);
+		return refuse(q, why);
 	}
 	if (q->len + n + 1 > CHUNK_MAX) {
 		int ret = flush_chunk(q, *pending);
@@ -308,6 +335,8 @@ static int send_elems(struct setreq *q, const char *const *w, unsigned n)
 	if (end == 3)
 		return usage_set();
 	for (unsigned i = 3; !ret && i < end; i++) {
+		q->arg = i - 2;
+		q->line = 0;
 		if (!strcmp(w[i], "-"))
 			ret = push_stdin(q, &pending);
 		else

@@ -232,15 +232,14 @@ static int list_static(void *arg, const void *lo, const void *hi)
 	return list_add(l, text, static_origin(l, lo), 0);
 }
 
-static int list_runtime(void *arg, const uint8_t v[16],
-			enum dyn_origin origin, uint64_t left_ns)
+static int list_runtime(void *arg, const struct dyn_elem *e)
 {
 	struct lister *l = arg;
-	char text[64];
+	char text[DOM_PATTERN_MAX + 1];
 
-	policy_elem_text(l->type, v, text, sizeof(text));
-	return list_add(l, text, origin == DYN_RULE ? "rule" : "runtime",
-			left_ns);
+	policy_dyn_text(l->type, e, text, sizeof(text));
+	return list_add(l, text, e->origin == DYN_RULE ? "rule" : "runtime",
+			e->left_ns);
 }
 
 static int cmd_list(const struct policy_set_view *v, json_t **out)
@@ -267,27 +266,93 @@ static int cmd_list(const struct policy_set_view *v, json_t **out)
 
 /* ---- add, delete, flush ---- */
 
-/* The elements of one command, parsed. */
+/* The elements of one command, parsed: values, or a domain set's
+ * patterns (their names allocated). */
 struct keys {
 	uint8_t (*k)[16];
+	struct dyn_name *pat;
 	size_t n, cap;
 	uint64_t timeout_ns;
 	bool timeout_given;
 };
 
-static int keys_push(struct keys *ks, const uint8_t k[16])
+static int keys_room(struct keys *ks)
 {
-	if (ks->n == ks->cap) {
-		size_t cap = ks->cap ? ks->cap * 2 : 64;
-		void *p = realloc(ks->k, cap * sizeof(*ks->k));
+	size_t cap = ks->cap ? ks->cap * 2 : 64;
+	void *k, *pat;
 
-		if (!p)
-			return -ENOMEM;
-		ks->k = p;
-		ks->cap = cap;
-	}
-	memcpy(ks->k[ks->n++], k, 16);
+	if (ks->n < ks->cap)
+		return 0;
+	k = realloc(ks->k, cap * sizeof(*ks->k));
+	if (k)
+		ks->k = k;
+	pat = k ? realloc(ks->pat, cap * sizeof(*ks->pat)) : NULL;
+	if (!pat)
+		return -ENOMEM;
+	ks->pat = pat;
+	ks->cap = cap;
 	return 0;
+}
+
+/* Push value K, or (NAME not NULL) the pattern NAME with FLAGS. */
+static int keys_push(struct keys *ks, const uint8_t k[16], const char *name,
+		     unsigned flags)
+{
+	char *copy = NULL;
+
+	if (keys_room(ks) || (name && !(copy = strdup(name))))
+		return -ENOMEM;
+	memcpy(ks->k[ks->n], k, 16);
+	ks->pat[ks->n++] = (struct dyn_name){ copy, copy ? strlen(copy) : 0,
+					      flags };
+	return 0;
+}
+
+static void keys_free(struct keys *ks)
+{
+	for (size_t i = 0; i < ks->n; i++)
+		free((char *)ks->pat[i].name);
+	free(ks->pat);
+	free(ks->k);
+}
+
+/* Element I of KS in set DS: added, deleted, its add undone. */
+static int key_add(struct dynset *ds, const struct keys *ks, size_t i,
+		   uint64_t timeout)
+{
+	if (ks->pat[i].name)
+		return dynset_add_pattern(ds, &ks->pat[i], timeout,
+					  DYN_RUNTIME, true);
+	return dynset_add(ds, ks->k[i], timeout, DYN_RUNTIME, true);
+}
+
+static int key_del(struct dynset *ds, const struct keys *ks, size_t i)
+{
+	return ks->pat[i].name ? dynset_del_pattern(ds, &ks->pat[i]) :
+				 dynset_del(ds, ks->k[i]);
+}
+
+static void key_undo(struct dynset *ds, const struct keys *ks, size_t i)
+{
+	if (ks->pat[i].name)
+		dynset_undo_add_pattern(ds, &ks->pat[i]);
+	else
+		dynset_undo_add(ds, ks->k[i]);
+}
+
+/* A pattern of a domain set: its normal form pushed, or why not. */
+static const char *push_pattern(struct keys *ks, const char *text,
+				int *rc)
+{
+	char name[DOM_PATTERN_MAX + 1];
+	static const uint8_t none[16];
+	const char *why = NULL;
+	unsigned flags;
+
+	if (domset_pattern(text, strlen(text), name, &flags, &why))
+		return why;
+	*rc = keys_push(ks, none, name, flags);
+	return NULL;
 }
 
 /* One element's text (trimmed; empty and '#' lines are skipped). 0, 1
@@ -297,6 +362,7 @@ static int parse_one(const struct policy_set_view *v, const char *text,
 {
 	char buf[PROTO_MAX_ARG_LEN + 1], why[384];
 	uint8_t k[16];
+	int rc = 0;
 
 	while (len && (*text == ' ' || *text == '\t'))
 		text++, len--;
@@ -311,11 +377,20 @@ static int parse_one(const struct policy_set_view *v, const char *text,
 	}
 	memcpy(buf, text, len);
 	buf[len] = '\0';
+	if (v->type == SET_DOMAIN) {
+		const char *bad = push_pattern(ks, buf, &rc);
+
+		if (bad) {
+			*out = err_json("set %s: %s: %s", v->name, buf, bad);
+			return 1;
+		}
+		return rc;
+	}
 	if (policy_elem_key(v->type, buf, k, why, sizeof(why))) {
 		*out = err_json("set %s: %s: %s", v->name, buf, why);
 		return 1;
 	}
-	return keys_push(ks, k);
+	return keys_push(ks, k, NULL, 0);
 }
 
 /* ARGV[FIRST..] (a trailing "timeout D" when ADD) and the data lines. */
@@ -360,7 +435,7 @@ static void undo_adds(struct dynset *ds, const struct keys *ks,
 {
 	for (size_t i = 0; i < n; i++)
 		if (added[i])
-			dynset_undo_add(ds, ks->k[i]);
+			key_undo(ds, ks, i);
 	dynset_reclaim(ds);
 }
 
@@ -378,7 +453,7 @@ static int apply_add(const struct policy_set_view *v, struct keys *ks,
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < ks->n; i++) {
-		int rc = dynset_add(ds, ks->k[i], timeout, DYN_RUNTIME, true);
+		int rc = key_add(ds, ks, i, timeout);
 
 		if (rc < 0) {
 			undo_adds(ds, ks, added, i);
@@ -403,34 +478,45 @@ static int apply_add(const struct policy_set_view *v, struct keys *ks,
 	return *out ? 0 : -ENOMEM;
 }
 
-/* Is K a config or file element (which a runtime delete cannot remove)? */
-static bool is_static(const struct policy_set_view *v, const uint8_t k[16])
+/* Is element I of KS a config or file element (which a runtime delete
+ * cannot remove)? */
+static bool is_static(const struct policy_set_view *v, const struct keys *ks,
+		      size_t i)
 {
+	const struct dyn_name *n = &ks->pat[i];
 	uint32_t u;
 
+	if (n->name)
+		return domset_holds(set_domset(v->elems), n->name, n->len,
+				    n->flags);
 	if (v->type == SET_IPV6_ADDR)
-		return set_has_u128(v->elems, k);
-	memcpy(&u, k, sizeof(u));
+		return set_has_u128(v->elems, ks->k[i]);
+	memcpy(&u, ks->k[i], sizeof(u));
 	return set_has_u32(v->elems, u);
 }
 
-/* Is K also a runtime element (added with the same value as a config
+/* Is it also a runtime element (added with the same value as a config
  * or file element: its delete removes it, the value stays matched)? */
-static bool is_runtime(const struct policy_set_view *v, const uint8_t k[16])
+static bool is_runtime(const struct policy_set_view *v, const struct keys *ks,
+		       size_t i)
 {
-	return dynset_has_u128(v->dyn, k);
+	if (ks->pat[i].name)
+		return dynset_has_pattern(v->dyn, &ks->pat[i]);
+	return dynset_has_u128(v->dyn, ks->k[i]);
 }
 
 static int apply_delete(const struct policy_set_view *v, struct keys *ks,
 			json_t **out)
 {
 	size_t n_del = 0;
-	char text[64];
+	char text[DOM_PATTERN_MAX + 1];
 
 	for (size_t i = 0; i < ks->n; i++) {
-		if (!is_static(v, ks->k[i]) || is_runtime(v, ks->k[i]))
+		if (!is_static(v, ks, i) || is_runtime(v, ks, i))
 			continue;
-		policy_elem_text(v->type, ks->k[i], text, sizeof(text));
+		policy_dyn_text(v->type, &(struct dyn_elem){
+					.v = ks->k[i], .n = ks->pat[i] },
+				text, sizeof(text));
 		*out = err_json("set %s: %s comes from the %s; nothing "
 				"deleted: remove it there and reload", v->name,
 				text, v->file ? "config or its file" :
@@ -438,7 +524,7 @@ static int apply_delete(const struct policy_set_view *v, struct keys *ks,
 		return 1;
 	}
 	for (size_t i = 0; i < ks->n; i++)
-		n_del += (size_t)dynset_del(v->dyn, ks->k[i]);
+		n_del += (size_t)key_del(v->dyn, ks, i);
 	dynset_reclaim(v->dyn);
 	*out = json_pack("{s:s, s:I, s:I}", "set", v->name,
 			 "deleted", (json_int_t)n_del,
@@ -461,7 +547,7 @@ static int cmd_change(const struct policy_set_view *v,
 	}
 	if (rc == 0)
 		rc = add ? apply_add(v, &ks, out) : apply_delete(v, &ks, out);
-	free(ks.k);
+	keys_free(&ks);
 	return rc;
 }
 

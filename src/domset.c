@@ -191,6 +191,11 @@ static uint64_t hash_name(const char *s, size_t len)
 	return mix(fold(s, len, NULL));
 }
 
+uint64_t domset_name_hash(const char *name, size_t len)
+{
+	return hash_name(name, len);
+}
+
 static uint32_t tag_of(uint64_t h)
 {
 	return (uint32_t)(h >> 32);
@@ -212,6 +217,18 @@ static size_t find(const struct domset *d, uint64_t h, const char *name,
 			break;
 	}
 	return i;
+}
+
+bool domset_holds(const struct domset *d, const char *name, size_t len,
+		  unsigned flags)
+{
+	size_t i;
+
+	if (!d->n || !len)
+		return false;
+	i = find(d, hash_name(name, len), name, len);
+	return d->slot[i].off &&
+	       ((uint8_t)d->arena[d->slot[i].off - 1] & flags) == flags;
 }
 
 /* Call FN(D, ARG, NAME, LEN, OFF) for every name, in arena order. */

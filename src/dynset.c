@@ -9,18 +9,38 @@
 #include <urcu-qsbr.h>
 #include <urcu/rculfhash.h>
 
+#include "domset.h"
 #include "dynset.h"
+#include "names.h"
 
 #define DEAD	1ull	/* expiry of an element being swept: in the past */
 #define MIN_BUCKETS	64
 #define DYN_CACHELINE	64
 
+/* A domain set's element (SETK_DOMAIN) is a pattern: its key's first 8
+ * bytes are the name's hash (domset.h's, that a lookup's probes carry),
+ * its name and DOM_* flags follow the element. */
 struct dynelem {
 	struct cds_lfht_node node;
 	uint8_t key[16];
 	_Atomic uint64_t expires;	/* CLOCK_MONOTONIC ns; 0: never */
 	uint8_t origin;			/* enum dyn_origin */
+	uint8_t flags;			/* domain: DOM_* */
+	uint8_t len;			/* domain: the name's length */
 	struct dynelem *next_free;	/* removed, waiting for a grace period */
+	char name[];			/* domain: the name, NUL-terminated */
+};
+
+/* What a table lookup compares: a value's 16 bytes, or (NAME set) a
+ * domain pattern, whose name and flags must be the element's; with
+ * ROLE, a live element of the name with any of FLAGS (a packet's
+ * lookup: the name itself, or a name it is below). */
+struct dynkey {
+	const uint8_t *k;
+	const char *name;
+	size_t len;
+	unsigned flags;
+	bool role;
 };
 
 /*
@@ -41,6 +61,7 @@ struct dynset {
 	_Atomic size_t timed;		/* of them with an expiry: the
 					 * sweeper skips a set without */
 	_Atomic uint64_t adds, deletes, expiries, full;
+	_Atomic size_t name_bytes;	/* domain: the elements' names */
 	struct dynelem *removed;	/* main thread only */
 	size_t buckets;			/* main thread only */
 };
@@ -53,12 +74,15 @@ uint64_t dynset_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static unsigned long hash_key(const uint8_t k[16])
+/* A domain pattern's hash is its name's alone: the patterns of a name
+ * share a bucket, where a lookup by role finds any of them. */
+static unsigned long hash_key(const struct dynkey *dk)
 {
-	uint64_t a, b;
+	uint64_t a, b = 0;
 
-	memcpy(&a, k, 8);
-	memcpy(&b, k + 8, 8);
+	memcpy(&a, dk->k, 8);
+	if (!dk->name)
+		memcpy(&b, dk->k + 8, 8);
 	a = (a ^ (b * 0xff51afd7ed558ccdull)) * 0x9e3779b97f4a7c15ull;
 	return (unsigned long)(a ^ (a >> 29));
 }
@@ -70,12 +94,22 @@ static uint64_t expires_of(const struct dynelem *e)
 	return atomic_load_explicit(&e->expires, memory_order_acquire);
 }
 
+static bool live(const struct dynelem *e);
+
 static int match_key(struct cds_lfht_node *node, const void *key)
 {
 	const struct dynelem *e = caa_container_of(node, struct dynelem, node);
+	const struct dynkey *dk = key;
 
 	(void)expires_of(e);
-	return memcmp(e->key, key, 16) == 0;
+	if (!dk->name)
+		return memcmp(e->key, dk->k, 16) == 0;
+	if (e->len != dk->len || memcmp(e->key, dk->k, 8) ||
+	    memcmp(e->name, dk->name, dk->len))
+		return 0;
+	if (dk->role)
+		return (e->flags & dk->flags) && live(e);
+	return e->flags == dk->flags;
 }
 
 struct dynset *dynset_new(enum set_kind kind, int type, size_t max,
@@ -183,7 +217,7 @@ size_t dynset_max(const struct dynset *s)
 	return atomic_load_explicit(&s->max, memory_order_relaxed);
 }
 
-static struct dynelem *find(const struct dynset *s, const uint8_t k[16])
+static struct dynelem *find(const struct dynset *s, const struct dynkey *k)
 {
 	struct cds_lfht *ht = table(s);
 	struct cds_lfht_iter it;
@@ -203,7 +237,7 @@ static bool live(const struct dynelem *e)
 	return exp == 0 || dynset_now() < exp;
 }
 
-static bool has(const struct dynset *s, const uint8_t k[16])
+static bool has(const struct dynset *s, const struct dynkey *k)
 {
 	const struct dynelem *e;
 
@@ -218,12 +252,59 @@ bool dynset_has_u32(const struct dynset *s, uint32_t v)
 	uint8_t k[16] = { 0 };
 
 	memcpy(k, &v, sizeof(v));
-	return has(s, k);
+	return has(s, &(struct dynkey){ .k = k });
 }
 
 bool dynset_has_u128(const struct dynset *s, const uint8_t v[16])
 {
-	return has(s, v);
+	return has(s, &(struct dynkey){ .k = v });
+}
+
+/* The key of pattern N, whose name hashes to H, into K. */
+static struct dynkey name_key(const struct dyn_name *n, uint64_t h,
+			      uint8_t k[16])
+{
+	memset(k, 0, 16);
+	memcpy(k, &h, 8);
+	return (struct dynkey){ .k = k, .name = n->name, .len = n->len,
+				.flags = n->flags };
+}
+
+static struct dynkey pattern_key(const struct dyn_name *n, uint8_t k[16])
+{
+	return name_key(n, domset_name_hash(n->name, n->len), k);
+}
+
+bool dynset_has_pattern(const struct dynset *s, const struct dyn_name *n)
+{
+	uint8_t k[16];
+	struct dynkey dk = pattern_key(n, k);
+
+	return has(s, &dk);
+}
+
+bool dynset_match_name(const struct dynset *s, const char *name, size_t len,
+		       const struct dom_probes *pr)
+{
+	struct dom_probes own;
+
+	if (!atomic_load_explicit(&s->used, memory_order_relaxed) || !len)
+		return false;
+	if (!pr) {
+		domset_probes(name, len, &own);
+		pr = &own;
+	}
+	for (unsigned i = 0; i < pr->n; i++) {
+		struct dyn_name n = { name + pr->at[i], len - pr->at[i],
+				      pr->at[i] ? DOM_BELOW : DOM_EXACT };
+		uint8_t k[16];
+		struct dynkey dk = name_key(&n, pr->p[i].h, k);
+
+		dk.role = true;
+		if (find(s, &dk))
+			return true;
+	}
+	return false;
 }
 
 static uint64_t expiry(uint64_t timeout_ns)
@@ -262,13 +343,13 @@ static int add_existing(struct dynset *s, struct dynelem *e,
 	return expired ? 1 : 0;
 }
 
-int dynset_add(struct dynset *s, const uint8_t v[16], uint64_t timeout_ns,
-	       enum dyn_origin origin, bool refresh)
+static int add_key(struct dynset *s, const struct dynkey *dk,
+		   uint64_t timeout_ns, enum dyn_origin origin, bool refresh)
 {
 	struct cds_lfht *ht = table(s);
 	struct cds_lfht_node *got;
-	struct dynelem *e = find(s, v);
-	size_t n;
+	struct dynelem *e = find(s, dk);
+	size_t n, extra = dk->name ? dk->len + 1 : 0;
 	int rc;
 
 	if (!ht)
@@ -286,19 +367,24 @@ int dynset_add(struct dynset *s, const uint8_t v[16], uint64_t timeout_ns,
 		atomic_fetch_add_explicit(&s->full, 1, memory_order_relaxed);
 		return -ENOSPC;
 	}
-	e = calloc(1, sizeof(*e));
+	e = calloc(1, sizeof(*e) + extra);
 	if (!e) {
 		atomic_fetch_sub_explicit(&s->n, 1, memory_order_relaxed);
 		return -ENOMEM;
 	}
 	if (!atomic_load_explicit(&s->used, memory_order_relaxed))
 		atomic_store_explicit(&s->used, true, memory_order_relaxed);
-	memcpy(e->key, v, 16);
+	memcpy(e->key, dk->k, 16);
 	e->origin = (uint8_t)origin;
+	if (dk->name) {
+		e->flags = (uint8_t)dk->flags;
+		e->len = (uint8_t)dk->len;
+		memcpy(e->name, dk->name, dk->len);
+	}
 	atomic_store_explicit(&e->expires, expiry(timeout_ns),
 			      memory_order_release);
 	cds_lfht_node_init(&e->node);
-	got = cds_lfht_add_unique(ht, hash_key(v), match_key, v, &e->node);
+	got = cds_lfht_add_unique(ht, hash_key(dk), match_key, dk, &e->node);
 	if (got != &e->node) {
 		/* Another thread added it first. */
 		free(e);
@@ -307,7 +393,27 @@ int dynset_add(struct dynset *s, const uint8_t v[16], uint64_t timeout_ns,
 	}
 	note_timed(s, 0, timeout_ns);
 	atomic_fetch_add_explicit(&s->adds, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->name_bytes, extra, memory_order_relaxed);
 	return 1;
+}
+
+int dynset_add(struct dynset *s, const uint8_t v[16], uint64_t timeout_ns,
+	       enum dyn_origin origin, bool refresh)
+{
+	return add_key(s, &(struct dynkey){ .k = v }, timeout_ns, origin,
+		       refresh);
+}
+
+int dynset_add_pattern(struct dynset *s, const struct dyn_name *n,
+		       uint64_t timeout_ns, enum dyn_origin origin,
+		       bool refresh)
+{
+	uint8_t k[16];
+	struct dynkey dk = pattern_key(n, k);
+
+	if (!n->len || n->len > NAME_MAX_LEN || !n->flags)
+		return -EINVAL;
+	return add_key(s, &dk, timeout_ns, origin, refresh);
 }
 
 static void unlink_elem(struct dynset *s, struct dynelem *e)
@@ -317,13 +423,16 @@ static void unlink_elem(struct dynset *s, struct dynelem *e)
 	note_timed(s, expires_of(e),
 		   0);
 	atomic_fetch_sub_explicit(&s->n, 1, memory_order_relaxed);
+	if (e->len)
+		atomic_fetch_sub_explicit(&s->name_bytes, e->len + 1u,
+					  memory_order_relaxed);
 	e->next_free = s->removed;
 	s->removed = e;
 }
 
-int dynset_del(struct dynset *s, const uint8_t v[16])
+static int del_key(struct dynset *s, const struct dynkey *dk)
 {
-	struct dynelem *e = find(s, v);
+	struct dynelem *e = find(s, dk);
 
 	if (!e || !live(e))
 		return 0;
@@ -332,15 +441,41 @@ int dynset_del(struct dynset *s, const uint8_t v[16])
 	return 1;
 }
 
-int dynset_undo_add(struct dynset *s, const uint8_t v[16])
+int dynset_del(struct dynset *s, const uint8_t v[16])
 {
-	struct dynelem *e = find(s, v);
+	return del_key(s, &(struct dynkey){ .k = v });
+}
+
+int dynset_del_pattern(struct dynset *s, const struct dyn_name *n)
+{
+	uint8_t k[16];
+	struct dynkey dk = pattern_key(n, k);
+
+	return del_key(s, &dk);
+}
+
+static int undo_key(struct dynset *s, const struct dynkey *dk)
+{
+	struct dynelem *e = find(s, dk);
 
 	if (!e)
 		return 0;
 	unlink_elem(s, e);
 	atomic_fetch_sub_explicit(&s->adds, 1, memory_order_relaxed);
 	return 1;
+}
+
+int dynset_undo_add(struct dynset *s, const uint8_t v[16])
+{
+	return undo_key(s, &(struct dynkey){ .k = v });
+}
+
+int dynset_undo_add_pattern(struct dynset *s, const struct dyn_name *n)
+{
+	uint8_t k[16];
+	struct dynkey dk = pattern_key(n, k);
+
+	return undo_key(s, &dk);
 }
 
 size_t dynset_flush(struct dynset *s)
@@ -422,8 +557,11 @@ int dynset_walk(const struct dynset *s, uint64_t now, dynset_walk_fn fn,
 
 		if (exp && exp <= now)
 			continue;
-		rc = fn(arg, e->key, (enum dyn_origin)e->origin,
-			exp ? exp - now : 0);
+		rc = fn(arg, &(struct dyn_elem){
+				.v = e->key,
+				.n = { e->name, e->len, e->flags },
+				.origin = (enum dyn_origin)e->origin,
+				.left_ns = exp ? exp - now : 0 });
 		if (rc)
 			return rc;
 	}
@@ -442,5 +580,7 @@ void dynset_get_stats(const struct dynset *s, struct dynset_stats *out)
 	/* An element, plus about one bucket pointer per element (the table
 	 * keeps its load near one). */
 	out->memory = sizeof(*s) + out->n * sizeof(struct dynelem) +
-		      s->buckets * 2 * sizeof(void *);
+		      s->buckets * 2 * sizeof(void *) +
+		      atomic_load_explicit(&s->name_bytes,
+					   memory_order_relaxed);
 }

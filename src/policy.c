@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "domset.h"
 #include "log.h"
 #include "pkt.h"
 #include "policy.h"
@@ -222,7 +223,7 @@ static int compile_named(struct pnamed *pn, const struct conf_set *cs)
 		return -ENOMEM;
 	if (cs->file && cs->n_elems && !(pn->inline_elems = inline_only(cs)))
 		return -ENOMEM;
-	if (kind == SETK_STR || kind == SETK_DOMAIN)
+	if (kind == SETK_STR)
 		return 0;
 	pn->dyn = dynset_new(kind, cs->type,
 			     cs->size ? cs->size : DYNSET_DEFAULT_SIZE,
@@ -572,10 +573,12 @@ void policy_prefetch_name(const struct policy *p, unsigned proto,
 
 /* Is M's field the same for every packet of a flow (addresses, ports,
  * protocol, names) and its value fixed by the config (no runtime set
- * elements, no limit's tokens)? */
+ * elements but names', no limit's tokens)? */
 static bool flow_invariant(const struct cmatch *m)
 {
-	if (m->dyn)
+	/* A name is the flow's: a drop on it stays even if the set's
+	 * runtime patterns change (nfqd.conf(5) NAMES). */
+	if (m->dyn && !policy_field_is_name(m->field))
 		return false;
 	switch (m->field) {
 	case MATCH_TCP_FLAGS:
@@ -893,6 +896,19 @@ void policy_elem_text(enum set_type type, const uint8_t k[16], char *buf,
 	}
 	memcpy(&v, k, sizeof(v));
 	policy_u32_text(type, v, buf, size);
+}
+
+void policy_dyn_text(enum set_type type, const struct dyn_elem *e, char *buf,
+		     size_t size)
+{
+	char pat[DOM_PATTERN_MAX + 1];
+
+	if (!e->n.len) {
+		policy_elem_text(type, e->v, buf, size);
+		return;
+	}
+	domset_pattern_text(e->n.name, e->n.flags, pat);
+	snprintf(buf, size, "%s", pat);
 }
 
 void policy_sets_sweep(struct policy *p)

@@ -75,6 +75,16 @@ static int name_state(const struct pkt *pkt, uint8_t proto,
 	return pn->state;
 }
 
+/* Does name N match M's domain set: its config and file patterns, or
+ * its runtime ones? */
+static bool has_name(const struct cmatch *m, const struct name_out *n,
+		     const struct pkt *pkt)
+{
+	return set_has_domain(m->set, n->name, n->len, pkt->probes) ||
+	       (m->dyn && dynset_match_name(m->dyn, n->name, n->len,
+					    pkt->probes));
+}
+
 static bool match_name(const struct cmatch *m, const struct pkt *pkt,
 		       int *st)
 {
@@ -95,9 +105,9 @@ static bool match_name(const struct cmatch *m, const struct pkt *pkt,
 			*st = PKT_ABSENT;
 			return false;
 		}
-		return set_has_domain(m->set, n->name, n->len, pkt->probes);
+		return has_name(m, n, pkt);
 	default:
-		return set_has_domain(m->set, n->name, n->len, pkt->probes);
+		return has_name(m, n, pkt);
 	}
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "domset.h"
 #include "dynset.h"
 #include "log.h"
 #include "policy.h"
@@ -47,18 +48,17 @@ struct saver {
 	size_t n;
 };
 
-static int save_one(void *arg, const uint8_t v[16], enum dyn_origin origin,
-		    uint64_t left_ns)
+static int save_one(void *arg, const struct dyn_elem *e)
 {
 	struct saver *s = arg;
-	char text[64];
+	char text[DOM_PATTERN_MAX + 1];
 
-	policy_elem_text(s->type, v, text, sizeof(text));
+	policy_dyn_text(s->type, e, text, sizeof(text));
 	fprintf(s->f, "%s %s %s %s ", s->set, conf_set_type_name(s->type),
-		text, origin == DYN_RULE ? "rule" : "runtime");
-	if (left_ns)
+		text, e->origin == DYN_RULE ? "rule" : "runtime");
+	if (e->left_ns)
 		fprintf(s->f, "%llu\n",
-			(unsigned long long)(left_ns + 999999) / 1000000);
+			(unsigned long long)(e->left_ns + 999999) / 1000000);
 	else
 		fputs("-\n", s->f);
 	s->n++;
@@ -141,15 +141,36 @@ out:
 	free(tmp);
 }
 
+/* Element TEXT of set V with LEFT_MS (0: none) and ORIGIN: 1 added, 0
+ * not (bad, or the set full). */
+static int restore_elem(const struct policy_set_view *v, const char *text,
+			uint64_t left_ms, enum dyn_origin origin)
+{
+	char name[DOM_PATTERN_MAX + 1], why[256];
+	const char *bad;
+	unsigned flags;
+	uint8_t k[16];
+
+	if (v->type == SET_DOMAIN) {
+		if (domset_pattern(text, strlen(text), name, &flags, &bad))
+			return 0;
+		return dynset_add_pattern(v->dyn, &(struct dyn_name){
+				name, strlen(name), flags },
+			left_ms * 1000000ull, origin, true) >= 0;
+	}
+	if (policy_elem_key(v->type, text, k, why, sizeof(why)))
+		return 0;
+	return dynset_add(v->dyn, k, left_ms * 1000000ull, origin, true) >= 0;
+}
+
 /* One line "SET TYPE ELEMENT ORIGIN LEFT": 1 added, 0 dropped, -1 bad. */
 static int restore_line(struct policy *p, char *line, uint64_t gone_ms)
 {
 	char *set = strtok(line, " \n"), *type = strtok(NULL, " \n");
 	char *elem = strtok(NULL, " \n"), *origin = strtok(NULL, " \n");
-	char *left = strtok(NULL, " \n"), why[256];
+	char *left = strtok(NULL, " \n");
 	struct policy_set_view v;
 	uint64_t left_ms = 0;
-	uint8_t k[16];
 	int i;
 
 	if (!left)
@@ -158,8 +179,7 @@ static int restore_line(struct policy *p, char *line, uint64_t gone_ms)
 	if (i < 0)
 		return 0;
 	policy_set_get(p, (unsigned)i, &v);
-	if (!v.dyn || strcmp(type, conf_set_type_name(v.type)) ||
-	    policy_elem_key(v.type, elem, k, why, sizeof(why)))
+	if (!v.dyn || strcmp(type, conf_set_type_name(v.type)))
 		return 0;
 	if (strcmp(left, "-")) {
 		left_ms = strtoull(left, NULL, 10);
@@ -169,9 +189,8 @@ static int restore_line(struct policy *p, char *line, uint64_t gone_ms)
 	}
 	if (dynset_prepare(v.dyn))
 		return 0;
-	return dynset_add(v.dyn, k, left_ms * 1000000ull,
-			  strcmp(origin, "rule") ? DYN_RUNTIME : DYN_RULE,
-			  true) >= 0;
+	return restore_elem(&v, elem, left_ms,
+			    strcmp(origin, "rule") ? DYN_RUNTIME : DYN_RULE);
 }
 
 void setstate_restore(struct policy *p, const char *path)

@@ -12,7 +12,10 @@
 # Clients of line protocols (a real ssh client's banner, SMTP, IMAP, FTP
 # lines) pass the HTTP blocklist; HTTP dressed as them does not. (s_server serves one
 # connection at a time and a blocked client's connection stays open,
-# its ClientHello dropped, so it is tried last.)
+# its ClientHello dropped, so it is tried last.) Runtime patterns
+# (nfqd-ctl set add/delete on the domain set): a name blocked from the
+# next query on, a timeout that expires, a config pattern that cannot be
+# deleted, a bad pattern refused, a restart that keeps them.
 . "$TOP_SRCDIR/tests/lib.sh"
 
 require_root
@@ -150,7 +153,8 @@ options {
 	control-socket "$TMP/nfqd.sock";
 	incomplete-verdict drop;
 }
-set blk { type domain; elements = { ".blocked.test", "exact.test" }; }
+set blk { type domain; flags timeout;
+	elements = { ".blocked.test", "exact.test" }; }
 hook input {
 	policy accept;
 	tls sni @blk log prefix "sni " drop;
@@ -240,6 +244,64 @@ done
 # The log line names the name the rule saw, in its normal form.
 grep -q "sni hook input rule 1 .* DPT=443 NAME=a\.b\.blocked\.test MARK=0x0 VERDICT=drop$" \
 	"$TMP/nfqd.log" || fail "no log line with the name: $(grep -m1 'sni hook' "$TMP/nfqd.log")"
+
+ctl() { in_b "$NFQD_CTL" -s "$TMP/nfqd.sock" "$@"; }
+T=$T_ALLOWED
+dns_ok www.rt.test || fail "before the add: DNS for www.rt.test failed"
+ctl set add blk .rt.test >/dev/null || fail "set add .rt.test"
+ctl set add blk '*.tmo.test' timeout 1h >/dev/null || fail "set add *.tmo.test"
+T=$T_BLOCKED
+dns_ok rt.test && fail "DNS for rt.test answered after set add .rt.test"
+dns_ok www.rt.test +tcp && fail "DNS (TCP) for www.rt.test answered after the add"
+tls_ok www.rt.test && fail "TLS to www.rt.test connected after the add"
+dns_ok a.tmo.test && fail "DNS for a.tmo.test answered after set add *.tmo.test"
+T=$T_ALLOWED
+dns_ok tmo.test || fail "*.tmo.test blocked tmo.test itself"
+dns_ok rt.test.ok || fail "DNS for rt.test.ok failed: not below .rt.test"
+ctl -j set list blk >"$TMP/list.json" || fail "set list blk"
+/usr/bin/python3 - "$TMP/list.json" <<'PY' || fail "set list blk: $(cat "$TMP/list.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+e = {x["element"]: x for x in d["elements"]}
+assert d["type"] == "domain", d
+assert e[".rt.test"]["origin"] == "runtime" and e[".rt.test"]["expires"] is None, e
+assert e["*.tmo.test"]["origin"] == "runtime", e
+assert 3000 < e["*.tmo.test"]["expires"] <= 3600, e
+assert e["exact.test"]["origin"] == "config", e
+PY
+ctl set delete blk exact.test >"$TMP/del.out" 2>&1 &&
+	fail "a config pattern was deleted at runtime"
+grep -q "exact.test comes from the config" "$TMP/del.out" ||
+	fail "no reason for the refused delete: $(cat "$TMP/del.out")"
+ctl set add blk 'bücher.test' >"$TMP/add.out" 2>&1 && fail "a non-ASCII name was added"
+grep -q "set blk: element 1: not printable ASCII (write a domain name as its A-label" \
+	"$TMP/add.out" || fail "no A-label hint: $(cat "$TMP/add.out")"
+ctl set add blk 'a..test' >"$TMP/add.out" 2>&1 && fail "a bad name was added"
+grep -q "set blk: a..test: not a domain name" "$TMP/add.out" ||
+	fail "no reason for a bad name: $(cat "$TMP/add.out")"
+ctl set delete blk .rt.test >/dev/null || fail "set delete .rt.test"
+dns_ok rt.test || fail "DNS for rt.test failed after the delete"
+# A new timeout for an element there: it expires then.
+ctl set add blk '*.tmo.test' timeout 2s >/dev/null || fail "set add *.tmo.test again"
+T=1
+end=$(deadline "$WAIT_SECONDS")
+until dns_ok a.tmo.test; do
+	before "$end" || fail "*.tmo.test did not expire"
+done
+T=$T_ALLOWED
+log "runtime patterns: added, matched, listed, expired and deleted"
+# A restart keeps them (saved at stop, restored at start).
+ctl set add blk again.test >/dev/null || fail "set add again.test"
+stop_nfqd
+start_nfqd "$NS_B" "$conf"
+wait_bound "$NS_B" 0
+grep -q "restored 1 runtime elements" "$TMP/nfqd.log" ||
+	fail "pattern not restored: $(cat "$TMP/nfqd.log")"
+T=$T_BLOCKED
+dns_ok again.test && fail "DNS for again.test answered after the restart"
+ctl reload >/dev/null || fail "reload"
+dns_ok again.test && fail "DNS for again.test answered after a reload"
+log "runtime patterns survive a restart and a reload"
 
 T=$T_ALLOWED
 sclient_ok www.allowed.test 4433 || fail "s_client to s_server as www.allowed.test failed"

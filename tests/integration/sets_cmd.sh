@@ -56,8 +56,8 @@ for x in s:
     for k in ('runtime_elements', 'adds', 'deletes', 'expiries',
               'table_full', 'timeout'):
         assert x[k] == 0, (k, x)
-    # Domain and ifname sets have no runtime elements: no runtime table.
-    assert x['size'] == (0 if t in ('domain', 'ifname') else 65536), x
+    # An ifname set has no runtime elements: no runtime table.
+    assert x['size'] == (0 if t == 'ifname' else 65536), x
     assert x['timeout_flag'] is False, x
 assert d['limits'] == [], d
 " || fail "sets JSON"

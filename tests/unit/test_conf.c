@@ -360,10 +360,16 @@ static void test_sets(void **state)
 		"  type inet_service; }\n"
 		"set i { type ifname; elements = { \"eth0\", \"wl*\" }; }\n"
 		"set m { type mark; elements = { 1, 0xff }; }\n"
-		"set e { type ipv4_addr; elements = { }; file \"/x\"; }\n");
+		"set e { type ipv4_addr; elements = { }; file \"/x\"; }\n"
+		"set d { type domain; flags timeout; timeout 1h; size 100;\n"
+		"  elements = { \".a.test\" }; }\n");
 	const struct conf_set *s = c->sets;
 
-	assert_int_equal(c->n_sets, 5);
+	assert_int_equal(c->n_sets, 6);
+	/* A domain set takes runtime patterns, with timeouts. */
+	assert_true(s[5].timeout);
+	assert_int_equal(s[5].timeout_ms, 3600000);
+	assert_int_equal(s[5].size, 100);
 	assert_int_equal(s[0].type, SET_IPV6_ADDR);
 	assert_int_equal(s[0].elems[0].family, AF_INET6);
 	addr6(s[0].elems[0].alo, "::1");
@@ -847,23 +853,15 @@ static const struct err_case err_cases[] = {
 	{ "set s { type ipv4_addr; timeout 10s; }",
 	  "t.conf:1:5: set \"s\" has a timeout but not \"flags timeout;\"; "
 	  "add it\n" },
-	{ "set dt { type domain; flags timeout; }",
-	  "t.conf:1:29: set \"dt\" has type domain, which takes no runtime "
-	  "elements: \"flags timeout\" does nothing; remove it\n" },
+	{ "set dt { type domain; timeout 10s; }",
+	  "t.conf:1:5: set \"dt\" has a timeout but not \"flags timeout;\"; "
+	  "add it\n" },
 	{ "set i { type ifname; flags interval, timeout; }",
 	  "t.conf:1:38: set \"i\" has type ifname, which takes no runtime "
 	  "elements: \"flags timeout\" does nothing; remove it\n" },
 	{ "set d { type domain; flags interval; }",
 	  "t.conf:1:28: set \"d\" has type domain, whose elements are never "
 	  "prefixes or ranges: \"flags interval\" does nothing; remove it\n" },
-	{ "set d { type domain; size 10; }",
-	  "t.conf:1:22: set \"d\" has type domain, which takes no runtime "
-	  "elements: \"size\" does nothing; remove it\n" },
-	{ "set d { type domain; flags timeout; timeout 1h; }",
-	  "t.conf:1:28: set \"d\" has type domain, which takes no runtime "
-	  "elements: \"flags timeout\" does nothing; remove it\n"
-	  "t.conf:1:37: set \"d\" has type domain, which takes no runtime "
-	  "elements: \"timeout\" does nothing; remove it\n" },
 	{ "set d { timeout 1h; type ifname; }",
 	  "t.conf:1:9: set \"d\" has type ifname, which takes no runtime "
 	  "elements: \"timeout\" does nothing; remove it\n" },
