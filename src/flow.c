@@ -850,25 +850,20 @@ static bool ttl_tells(const struct pkt *p)
  * SYN's and the handshake's by more than 1, RFC 7323 5.3; Linux
  * TCP_PAWS_WINDOW).
  */
+static bool marks_fake(const struct flow *f, const struct pkt *p,
+		       const struct seg_marks *m)
+{
+	return (m->ttl < f->syn_ttl && ttl_tells(p)) ||
+	       (m->sig && !f->syn_sig) ||
+	       (f->syn_ts && m->ts && (int32_t)(f->syn_tsval - m->tsval) > 1);
+}
+
 static bool tcp_fake(const struct flow *f, const struct pkt *p)
 {
 	struct seg_marks m;
 
 	seg_marks(p, &m);
-	return (m.ttl < f->syn_ttl && ttl_tells(p)) || (m.sig && !f->syn_sig) ||
-	       (f->syn_ts && m.ts && (int32_t)(f->syn_tsval - m.tsval) > 1);
-}
-
-/* Keep SYN P's marks in its new flow F. */
-static void syn_marks(struct flow *f, const struct pkt *p)
-{
-	struct seg_marks m;
-
-	seg_marks(p, &m);
-	f->syn_ttl = m.ttl;
-	f->syn_sig = m.sig;
-	f->syn_ts = m.ts;
-	f->syn_tsval = m.tsval;
+	return marks_fake(f, p, &m);
 }
 
 /*
@@ -887,6 +882,17 @@ static void syn_again(struct flow *f, const struct pkt *p)
 		f->syn_ttl = m.ttl;
 	f->syn_sig = f->syn_sig && m.sig;
 	ts_newer(f, &m);
+}
+
+/* Keep SYN P's marks in its new flow F: those of all its SYNs, so far
+ * the one. */
+static void syn_marks(struct flow *f, const struct pkt *p)
+{
+	f->syn_ttl = 0;
+	f->syn_sig = true;
+	f->syn_ts = false;
+	f->syn_tsval = 0;
+	syn_again(f, p);
 }
 
 /*
@@ -1027,11 +1033,12 @@ known:
 		/* The handshake's ACK: the server's PAWS check goes by its
 		 * timestamp from now on. Only at the stream's start, so
 		 * that nobody who does not know it moves the mark. */
-		if (off == 0 && (p->tcp_flags & TCPF_ACK) && !tcp_fake(f, p)) {
+		if (off == 0 && (p->tcp_flags & TCPF_ACK)) {
 			struct seg_marks m;
 
 			seg_marks(p, &m);
-			ts_newer(f, &m);
+			if (!marks_fake(f, p, &m))
+				ts_newer(f, &m);
 		}
 		return;
 	}

@@ -401,6 +401,16 @@ static struct pkt ttl_hook(struct pkt p, uint8_t ttl, uint8_t hook)
 	return p;
 }
 
+/* Names of Initial D (N bytes) from port SPORT with TTL at HOOK, into
+ * out; the flow handed back. */
+static void *initial_at(struct flowtab *t, uint16_t sport, const uint8_t *d,
+			size_t n, uint8_t ttl, uint8_t hook)
+{
+	enum flow_fate fate;
+
+	return names_of(t, ttl_hook(udp(sport, 443, d, n), ttl, hook), &fate);
+}
+
 /* Where packets go on to another host, a client's datagrams share one
  * TTL: an Initial of the flow's DCID with a lower one than its first is
  * a fake (INCOMPLETE itself, the flow's name stays), with a higher one
@@ -410,42 +420,31 @@ static void test_quic_ttl(void **state)
 	static const uint16_t dns[] = { 53 };
 	static const uint8_t da[8] = { 0xa, 1, 2, 3, 4, 5, 6, 7 };
 	static uint8_t a[1400], b[1400];
+	const uint8_t fw = NF_INET_FORWARD;
 	struct flowtab *t = flowtab_new(64, 60, dns, 1);
-	enum flow_fate fate;
 	size_t na = hello_initial(a, da, false, 0, 9999);
 	size_t nb = hello_initial(b, da, true, 0, 9999);
-	void *f;
 
 	(void)state;
 	assert_non_null(t);
 	/* The fake first (exbmple.com, TTL 3), then the real one. */
-	names_of(t, ttl_hook(udp(41000, 443, b, nb), 3, NF_INET_FORWARD),
-		 &fate);
+	initial_at(t, 41000, b, nb, 3, fw);
 	assert_string_equal(out.n.name, "exbmple.com");
-	f = names_of(t, ttl_hook(udp(41000, 443, a, na), 64, NF_INET_FORWARD),
-		     &fate);
+	assert_non_null(initial_at(t, 41000, a, na, 64, fw));
 	assert_int_equal(out.state, PKT_INCOMPLETE);
-	assert_non_null(f);
-	names_of(t, ttl_hook(udp(41000, 443, b, nb), 64, NF_INET_FORWARD),
-		 &fate);
+	initial_at(t, 41000, b, nb, 64, fw);
 	assert_int_equal(out.state, PKT_INCOMPLETE);
 	/* The real one first, then a fake: the fake's own. */
-	names_of(t, ttl_hook(udp(41001, 443, a, na), 64, NF_INET_FORWARD),
-		 &fate);
+	initial_at(t, 41001, a, na, 64, fw);
 	assert_string_equal(out.n.name, "example.com");
-	f = names_of(t, ttl_hook(udp(41001, 443, b, nb), 3, NF_INET_FORWARD),
-		     &fate);
+	assert_null(initial_at(t, 41001, b, nb, 3, fw));
 	assert_int_equal(out.state, PKT_INCOMPLETE);
-	assert_null(f);
-	names_of(t, ttl_hook(udp(41001, 443, a, na), 64, NF_INET_FORWARD),
-		 &fate);
+	initial_at(t, 41001, a, na, 64, fw);
 	assert_int_equal(out.state, PKT_PRESENT);
 	assert_string_equal(out.n.name, "example.com");
 	/* At input this host takes any TTL: the flow's name. */
-	names_of(t, ttl_hook(udp(41002, 443, a, na), 3, NF_INET_LOCAL_IN),
-		 &fate);
-	names_of(t, ttl_hook(udp(41002, 443, a, na), 64, NF_INET_LOCAL_IN),
-		 &fate);
+	initial_at(t, 41002, a, na, 3, NF_INET_LOCAL_IN);
+	initial_at(t, 41002, a, na, 64, NF_INET_LOCAL_IN);
 	assert_int_equal(out.state, PKT_PRESENT);
 	assert_string_equal(out.n.name, "example.com");
 	flowtab_free(t);
