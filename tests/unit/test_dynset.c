@@ -41,31 +41,32 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Add pattern TEXT (config syntax) with TIMEOUT_NS: dynset_add_pattern's
- * return. */
-static int add(const char *text, uint64_t timeout_ns)
+/* Pattern TEXT (config syntax), its name into NAME. */
+static struct dyn_name pattern(const char *text, char name[DOM_PATTERN_MAX + 1])
 {
-	char name[DOM_PATTERN_MAX + 1];
 	const char *why;
 	unsigned flags;
 
 	assert_int_equal(domset_pattern(text, strlen(text), name, &flags,
 					&why), 0);
-	return dynset_add_pattern(ds, &(struct dyn_name){ name, strlen(name),
-							  flags },
-				  timeout_ns, DYN_RUNTIME, true);
+	return (struct dyn_name){ name, strlen(name), flags };
+}
+
+/* Add pattern TEXT with TIMEOUT_NS: dynset_add_pattern's return. */
+static int add(const char *text, uint64_t timeout_ns)
+{
+	char name[DOM_PATTERN_MAX + 1];
+	struct dyn_name n = pattern(text, name);
+
+	return dynset_add_pattern(ds, &n, timeout_ns, DYN_RUNTIME, true);
 }
 
 static int del(const char *text)
 {
 	char name[DOM_PATTERN_MAX + 1];
-	const char *why;
-	unsigned flags;
+	struct dyn_name n = pattern(text, name);
 
-	assert_int_equal(domset_pattern(text, strlen(text), name, &flags,
-					&why), 0);
-	return dynset_del_pattern(ds, &(struct dyn_name){ name, strlen(name),
-							  flags });
+	return dynset_del_pattern(ds, &n);
 }
 
 static bool match(const char *name)
