@@ -30,12 +30,14 @@ struct dom_probes;
  * receiver's TCP drop the segment: the flow table verifies it before it
  * takes a segment's bytes for the stream's (flow.c). */
 #define PKT_CSUM_UNVERIFIED	0x0040
-/* A fact pkt_parse_headers() finds: an IPv6 hop-by-hop options header
- * after another header than the IPv6 header. The receiving host discards
- * the packet (RFC 8200 4.1; Linux: no protocol 0 to deliver it to), while
- * routers forward it: DPI evasion tools send fakes so (zapret's
- * hopbyhop2). The flow table does not take its bytes (flow.c). */
-#define PKT_HBH_MISPLACED	0x0080
+/* A fact pkt_parse_headers() finds: an IPv6 extension header for which
+ * the receiving host discards the packet, while routers forward it: a
+ * hop-by-hop options header after another header than the IPv6 header
+ * (RFC 8200 4.1; Linux: no protocol 0 to deliver it to), a destination
+ * option of a type it does not know whose high bits say discard (RFC 8200
+ * 4.2), or one that runs past its header. DPI evasion tools send fakes so
+ * (zapret's hopbyhop2). The flow table does not take its bytes (flow.c). */
+#define PKT_EXT_DISCARD	0x0080
 
 /* TCP flag bits as in the TCP header (struct pkt tcp_flags). */
 #define TCPF_FIN	0x01

@@ -958,7 +958,7 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 		f = lookup(t, p, false, h, now, 0);
 		from_client = false;
 	}
-	if (p->flags & PKT_HBH_MISPLACED) {
+	if (p->flags & PKT_EXT_DISCARD) {
 		/* The server discards it (pkt.h): a fake, SYN or not. */
 		if (f)
 			decoy(t, f, o, NP_NONE, fp);
@@ -1170,7 +1170,7 @@ static bool udp_bad(const struct pkt *p)
 {
 	const uint8_t *th = p->payload + (p->payload_len - p->th_copied);
 
-	if (p->flags & PKT_HBH_MISPLACED)
+	if (p->flags & PKT_EXT_DISCARD)
 		return true;
 	if ((uint32_t)(th[4] << 8 | th[5]) != p->th_len)
 		return true;

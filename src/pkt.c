@@ -81,6 +81,31 @@ static bool ipv6_ext_hdr(uint8_t next)
 	       next == IPPROTO_NONE || next == IPPROTO_DSTOPTS;
 }
 
+/*
+ * Does the host Destination Options header E (HLEN bytes, in the copy) is
+ * for discard the packet (RFC 8200 4.2)? For an option of a type it does
+ * not know whose two high bits are not 00, or one that runs past the
+ * header. Linux knows Pad1, PadN and (Mobile IPv6) the Home Address
+ * option, 0xc9.
+ */
+static bool dstopts_discard(const uint8_t *e, uint32_t hlen)
+{
+	for (uint32_t i = 2; i < hlen;) {
+		uint8_t type = e[i];
+
+		if (type == 0) {		/* Pad1 */
+			i++;
+			continue;
+		}
+		if (i + 2 > hlen || i + 2 + e[i + 1] > hlen)
+			return true;
+		if (type != 1 && type != 0xc9 && (type >> 6))
+			return true;
+		i += 2 + e[i + 1];
+	}
+	return false;
+}
+
 /* The last header of ipv6_find_hdr(): a protocol, ESP or "no next". */
 static bool ipv6_last_hdr(uint8_t next)
 {
@@ -93,8 +118,9 @@ static bool ipv6_last_hdr(uint8_t next)
  * (AH is the transport protocol then) and at a non-first fragment. Leaving
  * the copy, a header running past the packet's end and a chain longer than
  * PKT_MAX_EXTHDRS leave p->l4 INCOMPLETE. Like nft, it walks past a
- * hop-by-hop header that is not the first, and marks the packet
- * PKT_HBH_MISPLACED: the receiving host discards it.
+ * hop-by-hop header that is not the first, or a destination option the
+ * host does not know, and marks the packet PKT_EXT_DISCARD: the
+ * receiving host discards it.
  */
 static void walk_ipv6(struct pkt *p)
 {
@@ -111,7 +137,7 @@ static void walk_ipv6(struct pkt *p)
 		if (n == PKT_MAX_EXTHDRS)
 			return;
 		if (n && next == IPPROTO_HOPOPTS)
-			p->flags |= PKT_HBH_MISPLACED;
+			p->flags |= PKT_EXT_DISCARD;
 		/* ipv6_find_hdr reads 4 bytes of these, 2 of the others. */
 		need = next == IPPROTO_ROUTING || next == IPPROTO_FRAGMENT ?
 		       4 : 2;
@@ -139,6 +165,10 @@ static void walk_ipv6(struct pkt *p)
 			hlen = 8;
 		} else {
 			hlen = ((uint32_t)e[1] + 1) * 8;
+			if (next == IPPROTO_DSTOPTS &&
+			    off + hlen <= p->payload_len &&
+			    dstopts_discard(e, hlen))
+				p->flags |= PKT_EXT_DISCARD;
 		}
 		next = e[0];
 		off += hlen;
@@ -196,7 +226,7 @@ void pkt_parse_headers(struct pkt *p)
 	p->l3 = p->l4 = p->l3_family || other ? PKT_INCOMPLETE : PKT_ABSENT;
 	p->l4proto = 0;
 	p->ip_protocol = 0;
-	p->flags &= ~(uint32_t)PKT_HBH_MISPLACED;
+	p->flags &= ~(uint32_t)PKT_EXT_DISCARD;
 	p->fragment = false;
 	p->first_fragment = false;
 	memset(p->saddr, 0, sizeof(p->saddr));

@@ -410,8 +410,9 @@ static void test_ipv6_ext_chain(void **state)
 }
 
 /* A hop-by-hop header is walked wherever it is, as nft walks it; after
- * another header it marks the packet (the receiving host discards it). */
-static void test_ipv6_hbh_misplaced(void **state)
+ * another header it marks the packet (the receiving host discards it),
+ * as does a destination option the host does not know. */
+static void test_ipv6_ext_discard(void **state)
 {
 	struct pkt p;
 
@@ -422,7 +423,7 @@ static void test_ipv6_hbh_misplaced(void **state)
 	ports(buf + 48, 1234, 53);
 	p = parse(56, 0);
 	assert_int_equal(p.l4proto, IPPROTO_UDP);
-	assert_false(p.flags & PKT_HBH_MISPLACED);
+	assert_false(p.flags & PKT_EXT_DISCARD);
 	/* hop-by-hop -> hop-by-hop -> UDP, dest opts -> hop-by-hop -> UDP */
 	for (int k = 0; k < 2; k++) {
 		ip6(k ? IPPROTO_DSTOPTS : IPPROTO_HOPOPTS, 24);
@@ -433,7 +434,36 @@ static void test_ipv6_hbh_misplaced(void **state)
 		assert_int_equal(p.l4, PKT_PRESENT);
 		assert_int_equal(p.l4proto, IPPROTO_UDP);
 		assert_int_equal(p.dport, 53);
-		assert_true(p.flags & PKT_HBH_MISPLACED);
+		assert_true(p.flags & PKT_EXT_DISCARD);
+	}
+	/* A destination option: of a type the host does not know whose
+	 * high bits say discard (0x8b, 10: discard), or running past its
+	 * header: marked; an unknown type to skip (0x1e, 00), PadN, the
+	 * Home Address option (0xc9): not. */
+	{
+		static const struct { uint8_t opt[6]; bool discard; } c[] = {
+			{ { 0x8b, 4, 0, 0, 0, 0 }, true },
+			{ { 0x4b, 4, 0, 0, 0, 0 }, true },
+			{ { 0x1, 2, 0, 0, 0x1e, 0 }, false },
+			{ { 0x1e, 4, 1, 2, 3, 4 }, false },
+			{ { 0xc9, 4, 0, 0, 0, 0 }, false },
+			{ { 0x1, 5, 0, 0, 0, 0 }, true },
+			{ { 0, 0, 0, 0, 0, 0 }, false },
+		};
+
+		for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+			ip6(IPPROTO_DSTOPTS, 16);
+			buf[40] = IPPROTO_UDP;
+			memcpy(buf + 42, c[k].opt, 6);
+			ports(buf + 48, 1234, 53);
+			p = parse(56, 0);
+			assert_int_equal(p.l4proto, IPPROTO_UDP);
+			assert_int_equal(!!(p.flags & PKT_EXT_DISCARD),
+					 c[k].discard);
+			/* Cut inside the header: not read, not marked. */
+			p = parse(44, 56);
+			assert_false(p.flags & PKT_EXT_DISCARD);
+		}
 	}
 	/* The mark is the packet's: parsed again without, it goes. */
 	ip6(IPPROTO_UDP, 8);
@@ -441,7 +471,7 @@ static void test_ipv6_hbh_misplaced(void **state)
 	p.payload = buf;
 	p.payload_len = p.orig_len = 48;
 	pkt_parse_headers(&p);
-	assert_false(p.flags & PKT_HBH_MISPLACED);
+	assert_false(p.flags & PKT_EXT_DISCARD);
 }
 
 static void test_ipv6_long_chains(void **state)
@@ -546,7 +576,7 @@ int main(void)
 		cmocka_unit_test(test_short_and_garbage),
 		cmocka_unit_test(test_ipv6_udp_icmp),
 		cmocka_unit_test(test_ipv6_ext_chain),
-		cmocka_unit_test(test_ipv6_hbh_misplaced),
+		cmocka_unit_test(test_ipv6_ext_discard),
 		cmocka_unit_test(test_ipv6_long_chains),
 		cmocka_unit_test(test_ipv6_malformed),
 		cmocka_unit_test(test_ipv6_ah_none_esp),
