@@ -259,6 +259,19 @@ typedef const char *(*conf_elem_fn)(void *arg, const struct conf_elem *el);
 int conf_set_file_read(const struct conf *c, const struct conf_set *s,
 		       conf_elem_fn add, void *arg, struct diags *d);
 
+/*
+ * One line T of a domain list, in the formats a domain set's file takes
+ * (nfqd.conf(5)): FN(ARG, TEXT, COL, FORCE, ENTRY) for each pattern it
+ * holds, TEXT as written at column COL, FORCE the DOM_* flags its format
+ * gives it (0: as written), ENTRY for a hosts line's name (a bad one is
+ * skipped alone); comments and blank lines hold none. NULL, or why the
+ * line is junk with *COL and *TOK where. T is cut up.
+ */
+typedef void (*conf_dom_token_fn)(void *arg, char *text, unsigned col,
+				  unsigned force, bool entry);
+const char *conf_domain_line(char *t, conf_dom_token_fn fn, void *arg,
+			     unsigned *col, const char **tok);
+
 /* The path conf_set_file_read() opens (malloc'd; NULL on ENOMEM). */
 char *conf_set_file_path(const struct conf *c, const struct conf_set *s);
 

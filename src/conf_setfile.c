@@ -173,7 +173,8 @@ static void dom_token(struct dom_read *r, char *tok, unsigned line,
 	r->err = strcmp(why, "out of memory") ? -EINVAL : -ENOMEM;
 }
 
-static void dom_line(struct dom_read *r, char *t, unsigned line)
+const char *conf_domain_line(char *t, conf_dom_token_fn fn, void *arg,
+			     unsigned *col_out, const char **tok_out)
 {
 	char *tok[64], *p = t, *hash;
 	unsigned col[64], n = 0, i;
@@ -196,38 +197,59 @@ static void dom_line(struct dom_read *r, char *t, unsigned line)
 			*p++ = '\0';
 	}
 	if (n == 0 || tok[0][0] == '!' || tok[0][0] == '[')
-		return;
+		return NULL;
+	*col_out = col[0];
+	*tok_out = tok[0];
 	if (n > 1 && is_addr(tok[0])) {		/* hosts */
-		for (i = 1; i < n && !r->err; i++)
+		for (i = 1; i < n; i++)
 			if (!is_localhost(tok[i]))
-				dom_token(r, tok[i], line, col[i], DOM_EXACT,
-					  true);
-		return;
+				fn(arg, tok[i], col[i], DOM_EXACT, true);
+		return NULL;
 	}
 	if (n > 1) {
-		dom_junk(r, line, col[1], tok[1], "unexpected after the name",
-			 false);
-		return;
+		*col_out = col[1];
+		*tok_out = tok[1];
+		return "unexpected after the name";
 	}
 	len = strlen(tok[0]);
 	if (!strncmp(tok[0], "||", 2)) {		/* adblock */
 		if (len < 4 || tok[0][len - 1] != '^' ||
-		    strpbrk(tok[0] + 2, "/$^*|") != tok[0] + len - 1) {
-			dom_junk(r, line, col[0], tok[0], "not a plain adblock "
-				 "domain rule (||name^)", false);
-			return;
-		}
+		    strpbrk(tok[0] + 2, "/$^*|") != tok[0] + len - 1)
+			return "not a plain adblock domain rule (||name^)";
 		tok[0][len - 1] = '\0';
-		dom_token(r, tok[0] + 2, line, col[0] + 2,
-			  DOM_EXACT | DOM_BELOW, false);
-		return;
+		fn(arg, tok[0] + 2, col[0] + 2, DOM_EXACT | DOM_BELOW, false);
+		return NULL;
 	}
-	if (is_addr(tok[0])) {
-		dom_junk(r, line, col[0], tok[0], "an address without a name",
-			 false);
-		return;
-	}
-	dom_token(r, tok[0], line, col[0], 0, false);
+	if (is_addr(tok[0]))
+		return "an address without a name";
+	fn(arg, tok[0], col[0], 0, false);
+	return NULL;
+}
+
+/* A line's pattern, for dom_token(). */
+struct dom_at {
+	struct dom_read *r;
+	unsigned line;
+};
+
+static void dom_at_token(void *arg, char *text, unsigned col, unsigned force,
+			 bool entry)
+{
+	struct dom_at *a = arg;
+
+	if (!a->r->err)
+		dom_token(a->r, text, a->line, col, force, entry);
+}
+
+static void dom_line(struct dom_read *r, char *t, unsigned line)
+{
+	struct dom_at a = { r, line };
+	const char *why, *tok = NULL;
+	unsigned col = 0;
+
+	why = conf_domain_line(t, dom_at_token, &a, &col, &tok);
+	if (why)
+		dom_junk(r, line, col, tok, why, false);
 }
 
 static int read_domains(FILE *f, const char *path, const struct conf_set *s,

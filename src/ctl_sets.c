@@ -340,19 +340,53 @@ static void key_undo(struct dynset *ds, const struct keys *ks, size_t i)
 		dynset_undo_add(ds, ks->k[i]);
 }
 
-/* A pattern of a domain set: its normal form pushed, or why not. */
-static const char *push_pattern(struct keys *ks, const char *text,
-				int *rc)
+/* A domain set's element: the patterns of a line of a list. */
+struct line_keys {
+	struct keys *ks;
+	const char *why;		/* the first bad pattern's reason */
+	char bad[PROTO_MAX_ARG_LEN + 1];	/* ... and text */
+	int rc;
+};
+
+static void push_token(void *arg, char *text, unsigned col, unsigned force,
+		       bool entry)
 {
-	char name[DOM_PATTERN_MAX + 1];
 	static const uint8_t none[16];
-	const char *why = NULL;
+	struct line_keys *lk = arg;
+	char name[DOM_PATTERN_MAX + 1];
 	unsigned flags;
 
-	if (domset_pattern(text, strlen(text), name, &flags, &why))
-		return why;
-	*rc = keys_push(ks, none, name, flags);
-	return NULL;
+	(void)col;
+	(void)entry;
+	if (lk->why || lk->rc)
+		return;
+	if (domset_pattern(text, strlen(text), name, &flags, &lk->why)) {
+		snprintf(lk->bad, sizeof(lk->bad), "%s", text);
+		return;
+	}
+	lk->rc = keys_push(lk->ks, none, name, force ? force : flags);
+}
+
+/* Element TEXT of domain set V: a pattern, or a line of a list in the
+ * formats a set's file takes (a hosts line, an adblock rule), each of its
+ * patterns pushed. 0, 1 with *OUT set for a bad one, or -ENOMEM. */
+static int push_patterns(const struct policy_set_view *v, struct keys *ks,
+			 char *text, json_t **out)
+{
+	struct line_keys lk = { .ks = ks };
+	const char *tok = text, *why;
+	unsigned col;
+
+	why = conf_domain_line(text, push_token, &lk, &col, &tok);
+	if (why) {
+		*out = err_json("set %s: \"%s\": %s", v->name, tok, why);
+		return 1;
+	}
+	if (lk.why) {
+		*out = err_json("set %s: %s: %s", v->name, lk.bad, lk.why);
+		return 1;
+	}
+	return lk.rc;
 }
 
 /* One element's text (trimmed; empty and '#' lines are skipped). 0, 1
@@ -362,7 +396,6 @@ static int parse_one(const struct policy_set_view *v, const char *text,
 {
 	char buf[PROTO_MAX_ARG_LEN + 1], why[384];
 	uint8_t k[16];
-	int rc = 0;
 
 	while (len && (*text == ' ' || *text == '\t'))
 		text++, len--;
@@ -377,15 +410,8 @@ static int parse_one(const struct policy_set_view *v, const char *text,
 	}
 	memcpy(buf, text, len);
 	buf[len] = '\0';
-	if (v->type == SET_DOMAIN) {
-		const char *bad = push_pattern(ks, buf, &rc);
-
-		if (bad) {
-			*out = err_json("set %s: %s: %s", v->name, buf, bad);
-			return 1;
-		}
-		return rc;
-	}
+	if (v->type == SET_DOMAIN)
+		return push_patterns(v, ks, buf, out);
 	if (policy_elem_key(v->type, buf, k, why, sizeof(why))) {
 		*out = err_json("set %s: %s: %s", v->name, buf, why);
 		return 1;

@@ -15,7 +15,8 @@
 # its ClientHello dropped, so it is tried last.) Runtime patterns
 # (nfqd-ctl set add/delete on the domain set): a name blocked from the
 # next query on, a timeout that expires, a config pattern that cannot be
-# deleted, a bad pattern refused, a restart that keeps them.
+# deleted, a bad pattern refused, a list on standard input (hosts and
+# adblock lines), a restart that keeps them.
 . "$TOP_SRCDIR/tests/lib.sh"
 
 require_root
@@ -290,6 +291,26 @@ until dns_ok a.tmo.test; do
 done
 T=$T_ALLOWED
 log "runtime patterns: added, matched, listed, expired and deleted"
+# A list on standard input, in the formats a set's file takes: hosts
+# lines (localhost names skipped), adblock rules, comments.
+printf '%s\n' '# a list' '0.0.0.0 h1.test h2.test' '||ab.test^' \
+	'127.0.0.1 localhost' '! adblock comment' '[Adblock Plus 2.0]' |
+	ctl set add blk - >"$TMP/bulk.out" || fail "bulk add: $(cat "$TMP/bulk.out")"
+grep -q "set blk: 3 added, 0 already present" "$TMP/bulk.out" ||
+	fail "bulk add: $(cat "$TMP/bulk.out")"
+T=$T_BLOCKED
+dns_ok h2.test && fail "DNS for h2.test (a hosts line) answered"
+dns_ok x.ab.test && fail "DNS for x.ab.test (||ab.test^) answered"
+T=$T_ALLOWED
+dns_ok x.h2.test || fail "a hosts line's name blocked the names below it"
+printf '%s\n' 'ok.test' '||ab.test/ads^' | ctl set add blk - >"$TMP/bulk.out" 2>&1 &&
+	fail "a bulk add with junk succeeded"
+grep -q 'set blk: "||ab.test/ads^": not a plain adblock domain rule' "$TMP/bulk.out" ||
+	fail "no reason for the junk: $(cat "$TMP/bulk.out")"
+dns_ok ok.test || fail "a refused bulk add added ok.test"
+ctl set delete blk h1.test h2.test .ab.test >/dev/null || fail "delete the list"
+dns_ok h2.test || fail "DNS for h2.test failed after the delete"
+log "runtime patterns from a hosts and adblock list on standard input"
 # A restart keeps them (saved at stop, restored at start).
 ctl set add blk again.test >/dev/null || fail "set add again.test"
 stop_nfqd
