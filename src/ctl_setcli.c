@@ -163,6 +163,24 @@ static int call(struct setreq *q, json_t **j, uint16_t *status)
 	return ctl_client_ask(q->socket, &req, j, status);
 }
 
+/* Error answer J ({"error": ...}): as JSON on standard output with -j,
+ * else its line on standard error; and what the requests before it did.
+ * Takes J. */
+static void print_error(const struct setreq *q, json_t *j)
+{
+	if (q->json) {
+		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		fputc('\n', stdout);
+	} else {
+		fprintf(stderr, "nfqd-ctl: %s\n",
+			json_string_value(json_object_get(j, "error")));
+	}
+	if (q->sent_elems)
+		fprintf(stderr, "nfqd-ctl: the %zu elements before this "
+			"request were applied\n", q->sent_elems);
+	json_decref(j);
+}
+
 /* Send the lines gathered so far; count what they did. */
 static int flush_chunk(struct setreq *q, size_t n_elems)
 {
@@ -174,18 +192,7 @@ static int flush_chunk(struct setreq *q, size_t n_elems)
 	if (ret && !j)
 		return ret;
 	if (ret) {
-		if (q->json) {
-			json_dumpf(j, stdout, JSON_INDENT(2) |
-				   JSON_PRESERVE_ORDER);
-			fputc('\n', stdout);
-		} else {
-			fprintf(stderr, "nfqd-ctl: %s\n", json_string_value(
-					json_object_get(j, "error")));
-		}
-		if (q->sent_elems)
-			fprintf(stderr, "nfqd-ctl: the %zu elements before "
-				"this request were applied\n", q->sent_elems);
-		json_decref(j);
+		print_error(q, j);
 		return ret;
 	}
 	q->a += num(j, add ? "added" : "deleted");
@@ -203,6 +210,7 @@ static int flush_chunk(struct setreq *q, size_t n_elems)
 static int refuse(const struct setreq *q, const char *why)
 {
 	char msg[256];
+	json_t *j;
 
 	if (q->line)
 		snprintf(msg, sizeof(msg), "set %s: line %zu: %s", q->words[2],
@@ -210,18 +218,11 @@ static int refuse(const struct setreq *q, const char *why)
 	else
 		snprintf(msg, sizeof(msg), "set %s: element %u: %s",
 			 q->words[2], q->arg, why);
-	if (q->json) {
-		json_t *j = json_pack("{s:s}", "error", msg);
-
-		json_dumpf(j, stdout, JSON_INDENT(2));
-		fputc('\n', stdout);
-		json_decref(j);
-	} else {
+	j = json_pack("{s:s}", "error", msg);
+	if (j)
+		print_error(q, j);
+	else		/* a set name that is not UTF-8 */
 		fprintf(stderr, "nfqd-ctl: %s\n", msg);
-	}
-	if (q->sent_elems)
-		fprintf(stderr, "nfqd-ctl: the %zu elements before this "
-			"request were applied\n", q->sent_elems);
 	return 1;
 }
 

@@ -94,7 +94,12 @@ static uint64_t expires_of(const struct dynelem *e)
 	return atomic_load_explicit(&e->expires, memory_order_acquire);
 }
 
-static bool live(const struct dynelem *e);
+static bool live(const struct dynelem *e)
+{
+	uint64_t exp = expires_of(e);
+
+	return exp == 0 || dynset_now() < exp;
+}
 
 static int match_key(struct cds_lfht_node *node, const void *key)
 {
@@ -228,13 +233,6 @@ static struct dynelem *find(const struct dynset *s, const struct dynkey *k)
 	cds_lfht_lookup(ht, hash_key(k), match_key, k, &it);
 	node = cds_lfht_iter_get_node(&it);
 	return node ? caa_container_of(node, struct dynelem, node) : NULL;
-}
-
-static bool live(const struct dynelem *e)
-{
-	uint64_t exp = expires_of(e);
-
-	return exp == 0 || dynset_now() < exp;
 }
 
 static bool has(const struct dynset *s, const struct dynkey *k)

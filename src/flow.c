@@ -255,13 +255,14 @@ static void unseen(struct flowtab *t, struct pkt_names *o, uint8_t proto)
  * (a SYN with another sequence number): INCOMPLETE itself, counted, and F
  * not handed back unless already dropped, so that a drop of this packet
  * does not drop the flow (flow_note_drop()): anybody who knows the ports
- * can send one, and the server's connection goes on without it.
+ * can send one, and the server's connection goes on without it. F may be
+ * NULL (no flow of its ports yet).
  */
 static void decoy(struct flowtab *t, struct flow *f, struct pkt_names *o,
 		  uint8_t proto, struct flow **fp)
 {
 	unseen(t, o, proto);
-	*fp = f->dropped ? f : NULL;
+	*fp = f && f->dropped ? f : NULL;
 }
 
 /* The transport payload in the copy: its start, bytes copied and bytes in
@@ -960,10 +961,7 @@ static void tcp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 	}
 	if (p->flags & PKT_EXT_DISCARD) {
 		/* The server discards it (pkt.h): a fake, SYN or not. */
-		if (f)
-			decoy(t, f, o, NP_NONE, fp);
-		else
-			unseen(t, o, NP_NONE);
+		decoy(t, f, o, NP_NONE, fp);
 		return;
 	}
 	seq = tcp_seq(p);
@@ -1161,10 +1159,10 @@ static void quic_restart(struct flowtab *t, struct flow *f, uint64_t dcid,
 
 /*
  * Would the server's kernel drop UDP datagram P (l4_payload() said it
- * has a header), or read less of it than nfqd? A hop-by-hop header out
- * of place (pkt.h), a length field other than the datagram's (a shorter
- * one cuts it), an IPv6 checksum of 0 (RFC 8200 8.1), a bad checksum
- * where the kernel has not verified it.
+ * has a header), or read less of it than nfqd? An extension header the
+ * host discards it for (pkt.h), a length field other than the datagram's
+ * (a shorter one cuts it), an IPv6 checksum of 0 (RFC 8200 8.1), a bad
+ * checksum where the kernel has not verified it.
  */
 static bool udp_bad(const struct pkt *p)
 {
@@ -1252,10 +1250,7 @@ static void udp_names(struct flowtab *t, const struct pkt *p, uint64_t now,
 	}
 	if (lng && udp_bad(p)) {
 		/* The server's kernel drops it: a fake. */
-		if (f)
-			decoy(t, f, o, NP_TLS, fp);
-		else
-			unseen(t, o, NP_TLS);
+		decoy(t, f, o, NP_TLS, fp);
 		return;
 	}
 	r = lng ? name_quic_initial(d, copied, &q) : NAME_NOT;
