@@ -67,8 +67,11 @@ fail2ban-server -f -x -c "$F2B" -s "$F2B/fail2ban.sock" -p "$F2B/fail2ban.pid" \
 	--logtarget "$F2B/fail2ban.log" >"$TMP/f2b.out" 2>&1 &
 F2B_PID=$!
 bg_pid $F2B_PID
+# Wait for the jail in the server's jail list: asking "status sshd" before
+# the jail is loaded makes the server log an UnknownJailException ERROR,
+# which the check of its log below would then count against nfqd's action.
 n=0
-until fail2ban-client -s "$F2B/fail2ban.sock" status sshd >/dev/null 2>&1; do
+until fail2ban-client -s "$F2B/fail2ban.sock" status 2>/dev/null | grep -q "Jail list:.*sshd"; do
 	n=$((n + 1)); [ $n -lt 150 ] || fail "fail2ban did not start: $(cat "$TMP/f2b.out" "$F2B/fail2ban.log")"
 	kill -0 $F2B_PID 2>/dev/null || fail "fail2ban-server exited: $(cat "$TMP/f2b.out")"
 	sleep 0.1
