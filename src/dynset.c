@@ -407,10 +407,11 @@ int dynset_add_pattern(struct dynset *s, const struct dyn_name *n,
 		       bool refresh)
 {
 	uint8_t k[16];
-	struct dynkey dk = pattern_key(n, k);
+	struct dynkey dk;
 
 	if (!n->len || n->len > NAME_MAX_LEN || !n->flags)
 		return -EINVAL;
+	dk = pattern_key(n, k);
 	return add_key(s, &dk, timeout_ns, origin, refresh);
 }
 
