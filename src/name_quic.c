@@ -286,53 +286,93 @@ bool name_quic_foreign(const uint8_t *p, size_t len)
 	return len >= 7 && (p[0] & 0x80) && !known_version(long_version(p));
 }
 
+/* One long-header packet of a datagram: what both walks read of it. */
+struct long_hdr {
+	uint32_t version;
+	bool initial;
+	uint8_t dcid_len;
+	const uint8_t *dcid;
+	size_t pn;		/* offset of its packet number */
+	size_t end;		/* offset past it */
+};
+
+enum hdr_read {
+	HDR_OK,
+	HDR_SHORT,	/* fewer than 7 bytes left */
+	HDR_OTHER,	/* another version than v1's and v2's, or a Retry */
+	HDR_BAD,	/* a length overruns the datagram */
+};
+
+/* The long-header packet at P + AT (P: LEN bytes) into H. */
+static enum hdr_read long_header(const uint8_t *p, size_t len, size_t at,
+				 struct long_hdr *h)
+{
+	uint64_t tok, plen;
+	uint8_t sl;
+
+	if (len - at < 7)
+		return HDR_SHORT;
+	h->version = long_version(p + at);
+	if (!known_version(h->version) || is_retry(h->version, p[at]))
+		return HDR_OTHER;
+	h->initial = is_initial(h->version, p[at]);
+	h->dcid_len = p[at + 5];
+	if (h->dcid_len > 20 || len - at - 6 < (size_t)h->dcid_len + 1)
+		return HDR_BAD;
+	h->dcid = p + at + 6;
+	at += 6 + (size_t)h->dcid_len;
+	sl = p[at++];
+	if (sl > 20 || len - at < sl)
+		return HDR_BAD;
+	at += sl;
+	if (h->initial) {
+		if (!varint(p, len, &at, &tok) || tok > len - at)
+			return HDR_BAD;
+		at += (size_t)tok;
+	}
+	if (!varint(p, len, &at, &plen) || plen > len - at)
+		return HDR_BAD;
+	h->pn = at;
+	h->end = at + (size_t)plen;
+	return HDR_OK;
+}
+
 int name_quic_dcid(const uint8_t *p, size_t len, const uint8_t **dcid)
 {
+	struct long_hdr h;
 	size_t at = 0;
 	int n = -1;
 
-	while (at < len && (p[at] & 0x80)) {
-		uint64_t tok, plen;
-		uint32_t version;
-		size_t start = at;
-		uint8_t dl, sl;
-
-		if (len - at < 7)
-			return -1;
-		version = long_version(p + at);
-		if (!known_version(version) || is_retry(version, p[at]))
-			return -1;
-		dl = p[at + 5];
-		if (dl > 20 || len - at - 6 < (size_t)dl + 1)
+	for (; at < len && (p[at] & 0x80); at = h.end) {
+		if (long_header(p, len, at, &h) != HDR_OK)
 			return -1;
 		if (n < 0) {
-			n = dl;
-			*dcid = p + at + 6;
-		} else if (n != dl || memcmp(*dcid, p + at + 6, dl)) {
+			n = h.dcid_len;
+			*dcid = h.dcid;
+		} else if (n != h.dcid_len ||
+			   memcmp(*dcid, h.dcid, h.dcid_len)) {
 			return -1;
 		}
-		at += 6 + (size_t)dl;
-		sl = p[at++];
-		if (sl > 20 || len - at < sl)
-			return -1;
-		at += sl;
-		if (is_initial(version, p[start]) &&
-		    (!varint(p, len, &at, &tok) || tok > len - at))
-			return -1;
-		if (is_initial(version, p[start]))
-			at += (size_t)tok;
-		if (!varint(p, len, &at, &plen) || plen > len - at)
-			return -1;
-		at += (size_t)plen;
 	}
 	return n;
+}
+
+/* Does Initial H carry another version or DCID than the Initials of
+ * OUT's datagram opened before it (ANY: one did)? */
+static bool other_initial(const struct quic_initial *out, bool any,
+			  const struct long_hdr *h)
+{
+	return any && (h->version != out->version ||
+		       h->dcid_len != out->dcid_len ||
+		       memcmp(out->dcid, h->dcid, h->dcid_len));
 }
 
 enum name_result name_quic_initial(const uint8_t *p, size_t len,
 				   struct quic_initial *out)
 {
 	uint8_t pkt[QUIC_MAX_DGRAM];
-	size_t at = 0, used = 0, start;
+	size_t at = 0, used = 0;
+	struct long_hdr h;
 	bool any = false;
 
 	out->n_frames = 0;
@@ -340,67 +380,37 @@ enum name_result name_quic_initial(const uint8_t *p, size_t len,
 	out->version = 0;
 	out->n_opened = 0;
 	out->n_sealed = 0;
-	while (at < len && (p[at] & 0x80)) {
-		uint64_t tok, plen;
-		uint32_t version;
-		uint8_t dl, sl;
+	for (; at < len && (p[at] & 0x80); at = h.end) {
+		enum hdr_read hr = long_header(p, len, at, &h);
 		enum name_result r;
 
-		start = at;
-		if (len - at < 7)
+		if (hr == HDR_SHORT)
 			break;
-		version = long_version(p + at);
-		if (!known_version(version))
+		if (hr == HDR_OTHER)
 			return out->n_sealed ? NAME_BAD :
 			       any ? NAME_DONE : NAME_NOT;
-		if (is_retry(version, p[at]))
-			return out->n_sealed ? NAME_BAD :
-			       any ? NAME_DONE : NAME_NOT;
-		dl = p[at + 5];
-		if (dl > 20 || len - at - 6 < (size_t)dl + 1)
+		if (hr == HDR_BAD || (h.initial && other_initial(out, any, &h)))
 			return NAME_BAD;
-		at += 6;
-		if (is_initial(version, p[start])) {
-			if (any && (version != out->version || dl != out->dcid_len ||
-				    memcmp(out->dcid, p + at, dl)))
-				return NAME_BAD;
-			out->version = version;
-			out->dcid_len = dl;
-			memcpy(out->dcid, p + at, dl);
-		}
-		at += dl;
-		sl = p[at++];
-		if (sl > 20 || len - at < sl)
+		if (!h.initial)
+			continue;	/* 0-RTT, Handshake: skip */
+		out->version = h.version;
+		out->dcid_len = h.dcid_len;
+		memcpy(out->dcid, h.dcid, h.dcid_len);
+		if (h.end - at > sizeof(pkt))
 			return NAME_BAD;
-		at += sl;
-		if (is_initial(version, p[start])) {
-			if (!varint(p, len, &at, &tok) || tok > len - at)
-				return NAME_BAD;
-			at += (size_t)tok;
-		}
-		if (!varint(p, len, &at, &plen) || plen > len - at)
-			return NAME_BAD;
-		if (!is_initial(version, p[start])) {
-			at += (size_t)plen;	/* 0-RTT, Handshake: skip */
-			continue;
-		}
-		if (at + plen - start > sizeof(pkt))
-			return NAME_BAD;
-		memcpy(pkt, p + start, at + plen - start);
-		r = open_initial(out, pkt, at - start, at + plen - start, &used);
+		memcpy(pkt, p + at, h.end - at);
+		r = open_initial(out, pkt, h.pn - at, h.end - at, &used);
 		if (r == NAME_NOT) {
 			/* Not sealed with this DCID's keys: the rest of the
 			 * datagram is still walked, so that a caller knows
 			 * whether any of its Initials opened. */
 			out->n_sealed++;
-			at += (size_t)plen;
 			continue;
 		}
 		out->n_opened++;
 		if (r != NAME_DONE)
 			return r;
 		any = true;
-		at += (size_t)plen;
 	}
 	if (out->n_sealed || (!any && at < len && (p[at] & 0x80)))
 		return NAME_BAD;
