@@ -85,8 +85,8 @@ static bool ipv6_ext_hdr(uint8_t next)
  * Does the host that Destination Options header E (HLEN bytes, in the
  * copy) is addressed to discard the packet (RFC 8200 4.2)? It does for
  * an option of a type it does not know whose two high bits are not 00,
- * or one that runs past the header. Linux knows Pad1, PadN and (Mobile IPv6) the Home Address
- * option, 0xc9.
+ * or one that runs past the header. Linux knows Pad1, PadN and (Mobile
+ * IPv6) the Home Address option, 0xc9.
  */
 static bool dstopts_discard(const uint8_t *e, uint32_t hlen)
 {
